@@ -1,0 +1,210 @@
+// Package checker turns a finished run into verdicts: safety invariants over the
+// history and final node states, bounded liveness after the faults heal, and (see
+// linearizability.go) linearizability through porcupine.
+//
+// Checkers read only the run's Result — observations and final states — never a
+// running node. Verdict classes are distinct: a safety violation, a liveness
+// violation, a protocol crash (panic), a bound reached (possible livelock) and an
+// inconclusive check (unknown) are never folded into one another, and "unknown" is
+// never reported as ok.
+package checker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"simrun/sim"
+)
+
+// Class is a verdict class.
+type Class uint8
+
+const (
+	// OK: the property holds on this run.
+	OK Class = iota
+	// Safety: something bad happened.
+	Safety
+	// Crash: a protocol handler panicked (the run was cut short).
+	Crash
+	// Liveness: something good did not happen within its bound.
+	Liveness
+	// Bound: the run hit its event or time bound (possible livelock).
+	Bound
+	// Unknown: the check could not decide (e.g. the linearizability search timed out).
+	Unknown
+)
+
+var classNames = [...]string{"ok", "safety", "crash", "liveness", "bound", "unknown"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *Class) UnmarshalText(b []byte) error {
+	i := slices.Index(classNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("checker: unknown verdict class %q", b)
+	}
+	*c = Class(i)
+	return nil
+}
+
+// Classes lists every class in severity order (most severe first, OK last).
+var Classes = []Class{Safety, Crash, Liveness, Bound, Unknown, OK}
+
+func severity(c Class) int { return slices.Index(Classes, c) }
+
+// Verdict is the outcome of one property on one run.
+type Verdict struct {
+	Class    Class  `json:"class"`
+	Property string `json:"property"`
+	Detail   string `json:"detail,omitempty"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	// Repro is the exact command that reproduces the run.
+	Repro string `json:"repro,omitempty"`
+	// Artifact is a file written by the check (e.g. porcupine's visualization).
+	Artifact string `json:"artifact,omitempty"`
+}
+
+// Failed reports whether v is anything but OK.
+func (v Verdict) Failed() bool { return v.Class != OK }
+
+func (v Verdict) String() string {
+	s := fmt.Sprintf("%s %s", v.Class, v.Property)
+	if v.Detail != "" {
+		s += ": " + v.Detail
+	}
+	return s
+}
+
+// Run is what a property sees: the finished run and its context.
+type Run struct {
+	*sim.Result
+	Scenario string
+	// Settled is the time from which the fault plan left the system whole (all nodes
+	// that will restart are up, no partition); liveness bounds count from it.
+	Settled sim.Time
+	// Down lists nodes the plan crashed for good.
+	Down []string
+	// ArtifactDir is where a check may write files ("" = nowhere).
+	ArtifactDir string
+	// Artifacts collects the files written (set by checks through AddArtifact).
+	artifacts []string
+}
+
+// AddArtifact records a file a check wrote (reported in its verdict).
+func (r *Run) AddArtifact(path string) { r.artifacts = append(r.artifacts, path) }
+
+// NodeID returns the id of the named node, or -1.
+func (r *Run) NodeID(name string) sim.NodeID {
+	for i, f := range r.Final {
+		if f.Name == name {
+			return sim.NodeID(i)
+		}
+	}
+	return -1
+}
+
+// Property is a named check over a finished run. Check returns nil when the property
+// holds, an error describing the violation otherwise, or an Inconclusive error when it
+// cannot decide.
+type Property struct {
+	Name string
+	// Class is the class of a violation: Safety or Liveness.
+	Class Class
+	Check func(r *Run) error
+	// NeedsCompleteRun skips the check (verdict Bound or Crash instead) when the run
+	// ended at a bound or by a panic, e.g. liveness and leftover checks that only make
+	// sense at the planned end.
+	NeedsCompleteRun bool
+}
+
+// InconclusiveError marks a check that could not decide.
+type InconclusiveError struct{ Reason string }
+
+func (e *InconclusiveError) Error() string { return "inconclusive: " + e.Reason }
+
+// Inconclusive returns an InconclusiveError.
+func Inconclusive(format string, a ...any) error {
+	return &InconclusiveError{Reason: fmt.Sprintf(format, a...)}
+}
+
+// Evaluate runs every property on r and returns one verdict per property, preceded by a
+// Crash verdict if a handler panicked and a Bound verdict if the run hit a bound.
+// Scenario, seed and repro are filled in by the caller.
+func Evaluate(r *Run, props []Property) []Verdict {
+	var vs []Verdict
+	complete := true
+	switch r.Outcome {
+	case sim.Panicked:
+		complete = false
+		d := "protocol panic"
+		if r.Panic != nil {
+			d = r.Panic.Error()
+		}
+		vs = append(vs, Verdict{Class: Crash, Property: "no-panic", Detail: d})
+	case sim.TimeBound, sim.EventBound:
+		complete = false
+		vs = append(vs, Verdict{Class: Bound, Property: "bounds",
+			Detail: fmt.Sprintf("%s reached at %v after %d events (possible livelock)", r.Outcome, r.Time, r.Events)})
+	}
+	for _, p := range props {
+		if p.NeedsCompleteRun && !complete {
+			continue
+		}
+		v := Verdict{Class: OK, Property: p.Name}
+		n := len(r.artifacts)
+		err := safeCheck(p, r)
+		var inc *InconclusiveError
+		switch {
+		case err == nil:
+		case errors.As(err, &inc):
+			v.Class, v.Detail = Unknown, err.Error()
+		default:
+			v.Class, v.Detail = p.Class, err.Error()
+			if v.Class == OK {
+				v.Class = Safety
+			}
+		}
+		if len(r.artifacts) > n {
+			v.Artifact = r.artifacts[len(r.artifacts)-1]
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// safeCheck runs a check; a panicking checker is reported as an inconclusive check
+// naming the panic (a checker bug must not pass as ok, nor crash a sweep).
+func safeCheck(p Property, r *Run) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = Inconclusive("checker %s panicked: %v", p.Name, x)
+		}
+	}()
+	return p.Check(r)
+}
+
+// Worst returns the most severe verdict (the first of that class), or an OK verdict if
+// vs is empty.
+func Worst(vs []Verdict) Verdict {
+	if len(vs) == 0 {
+		return Verdict{Class: OK, Property: "all"}
+	}
+	w := vs[0]
+	for _, v := range vs[1:] {
+		if severity(v.Class) < severity(w.Class) {
+			w = v
+		}
+	}
+	return w
+}

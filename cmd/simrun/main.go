@@ -1,0 +1,244 @@
+// Command simrun replays seeded scenarios, sweeps seeds, model-checks protocols and
+// measures what they cost.
+//
+//	simrun                      run the built-in scenario suite on seed 1
+//	simrun list                 list scenarios
+//	simrun run SCENARIO         run one scenario (--seed, --trace, --faults, -p, --format)
+//	simrun replay FILE          re-execute a trace and compare it line by line
+//	simrun bench                kernel benchmarks, as ratios to a reference
+//
+// Exit codes: 0 ok, 1 a property was violated (or a replay differs), 2 bad input or
+// usage, 3 internal error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"simrun/scenarios"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitViolated = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+// command is one subcommand. Files add theirs with register in an init function.
+type command struct {
+	name  string
+	args  string // synopsis after the name
+	short string // one line for the overview
+	run   func(env *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("simrun: duplicate command " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// env is where a command writes; tests use buffers.
+type env struct {
+	stdout, stderr io.Writer
+	// tty reports whether stderr is a terminal (progress lines only then).
+	tty bool
+}
+
+// exitError carries an exit code and a one-line message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, a...)}
+}
+
+func violated(format string, a ...any) error {
+	return &exitError{code: exitViolated, msg: fmt.Sprintf(format, a...)}
+}
+
+func main() {
+	tty := false
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		tty = true
+	}
+	os.Exit(runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty}, os.Args[1:]))
+}
+
+// runMain runs the command line and returns the exit code. Internal panics become exit
+// code 3 with a message, never a crash without one.
+func runMain(e *env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "simrun: internal error: %v\n", r)
+			code = exitInternal
+		}
+	}()
+	var err error
+	switch {
+	case len(args) == 0:
+		err = runSuite(e)
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+		overview(e.stdout)
+		return exitOK
+	default:
+		c, ok := commands[args[0]]
+		if !ok {
+			fmt.Fprintf(e.stderr, "simrun: unknown command %q (commands: %s)\n", args[0], strings.Join(commandNames(), ", "))
+			return exitUsage
+		}
+		err = c.run(e, args[1:])
+	}
+	return report(e, err)
+}
+
+func report(e *env, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(e.stderr, "simrun: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	if scenarios.IsInputError(err) {
+		fmt.Fprintf(e.stderr, "simrun: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	fmt.Fprintf(e.stderr, "simrun: internal error: %s\n", oneLine(err.Error()))
+	return exitInternal
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+
+func commandNames() []string {
+	ns := make([]string, 0, len(commands))
+	for n := range commands {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+func overview(w io.Writer) {
+	fmt.Fprintln(w, "usage: simrun [command] [arguments]")
+	fmt.Fprintln(w, "\nWith no command, runs the built-in scenario suite on seed 1 and prints a table.")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, n := range commandNames() {
+		c := commands[n]
+		fmt.Fprintf(w, "  %-8s %s\n", n, c.short)
+	}
+	fmt.Fprintln(w, "\n'simrun COMMAND -h' describes one command.")
+	fmt.Fprintln(w, "exit codes: 0 ok, 1 property violated or replay differs, 2 bad input or usage, 3 internal error")
+}
+
+// newFlags returns a flag set whose errors come back as one-line usage errors and
+// whose -h prints the command's usage on stdout.
+func newFlags(e *env, c *command) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stdout, "usage: simrun %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.short)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses flags and positional arguments in any order.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, flag.ErrHelp
+			}
+			return nil, usageErr("%s: %v (see 'simrun %s -h')", fs.Name(), err, fs.Name())
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// exactlyArgs checks the number of positional arguments.
+func exactlyArgs(c *command, pos []string, n int) error {
+	if len(pos) != n {
+		if len(pos) < n {
+			return usageErr("%s: missing argument (usage: simrun %s %s)", c.name, c.name, c.args)
+		}
+		return usageErr("%s: unexpected argument %q (usage: simrun %s %s)", c.name, pos[n], c.name, c.args)
+	}
+	return nil
+}
+
+func init() {
+	register(&command{name: "list", args: "", short: "list scenarios, one per line (name first)", run: cmdList})
+}
+
+func cmdList(e *env, args []string) error {
+	c := commands["list"]
+	fs := newFlags(e, c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := exactlyArgs(c, pos, 0); err != nil {
+		return err
+	}
+	all := scenarios.All()
+	width := 0
+	for _, s := range all {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range all {
+		tags := []string{}
+		if s.Experiment != nil {
+			tags = append(tags, "experiment")
+		}
+		if s.Suite {
+			tags = append(tags, "suite")
+		}
+		slices.Sort(tags)
+		t := ""
+		if len(tags) > 0 {
+			t = " [" + strings.Join(tags, ",") + "]"
+		}
+		fmt.Fprintf(e.stdout, "%-*s  %s%s\n", width, s.Name, s.Help, t)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// replayer re-executes a trace of another engine (the model checker registers one) and
+// returns the re-executed trace bytes.
+type replayer func(data []byte) ([]byte, error)
+
+var replayers = map[string]replayer{}
+
+func init() {
+	register(&command{
+		name:  "replay",
+		args:  "FILE [--format text|mermaid] [--events N]",
+		short: "re-execute a trace from its header; exit 1 naming the first line that differs",
+		run:   cmdReplay,
+	})
+}
+
+func cmdReplay(e *env, args []string) error {
+	c := commands["replay"]
+	fs := newFlags(e, c)
+	format := fs.String("format", "text", "text, or mermaid to also draw the trace as a sequence diagram")
+	events := fs.Int("events", 80, "mermaid: draw at most `N` events (0 = all)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := exactlyArgs(c, pos, 1); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "mermaid" {
+		return usageErr("replay: --format %q: want text or mermaid", *format)
+	}
+	data, err := scenarios.ReadTrace(pos[0])
+	if err != nil {
+		return usageErr("replay: %v", err)
+	}
+	h, err := scenarios.ReadHeader(data)
+	if err != nil {
+		return usageErr("replay: %s: %v", pos[0], err)
+	}
+	var res scenarios.ReplayResult
+	if h.Engine == "sim" {
+		res, err = scenarios.Replay(data)
+	} else if rp, ok := replayers[h.Engine]; ok {
+		var got []byte
+		got, err = rp(data)
+		if err == nil {
+			res = scenarios.CompareLines(data, got)
+		}
+	} else {
+		return usageErr("replay: %s: unknown trace engine %q", pos[0], h.Engine)
+	}
+	if err != nil {
+		return err
+	}
+	if *format == "mermaid" {
+		recs, names, err := readRecords(data)
+		if err != nil {
+			return usageErr("replay: %s: %v", pos[0], err)
+		}
+		if err := sim.WriteMermaid(e.stdout, names, recs, *events); err != nil {
+			return err
+		}
+	}
+	if !res.Same() {
+		fmt.Fprintf(e.stdout, "line %d differs\n  file: %s\n  run:  %s\n", res.Line, orEOF(res.Want), orEOF(res.Got))
+		return violated("replay differs at line %d of %s", res.Line, pos[0])
+	}
+	if *format == "text" {
+		fmt.Fprintf(e.stdout, "replay ok: %d lines identical (%s, %s seed %d)\n", res.Lines, pos[0], h.Scenario, h.Seed)
+	}
+	return nil
+}
+
+func orEOF(s string) string {
+	if s == "" {
+		return "(end of trace)"
+	}
+	return s
+}
+
+// readRecords parses the event lines of a trace (not the header or footer) and the
+// node names in order of first appearance.
+func readRecords(data []byte) ([]sim.TraceRecord, []string, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	var recs []sim.TraceRecord
+	var names []string
+	seen := map[string]bool{}
+	line := 0
+	for sc.Scan() {
+		line++
+		if line == 1 {
+			continue
+		}
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &probe); err != nil {
+			return nil, nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		if _, ok := probe["ev"]; !ok {
+			continue // footer
+		}
+		var r sim.TraceRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		for _, n := range []string{r.Node, r.From} {
+			if n != "" && n != "env" && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		recs = append(recs, r)
+	}
+	return recs, names, sc.Err()
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"simrun/faults"
+	"simrun/reports"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+func init() {
+	register(&command{
+		name:  "run",
+		args:  "SCENARIO [--seed N] [--trace FILE] [--faults plan.json] [-p name=value]... [--format text|json|mermaid] [--out DIR]",
+		short: "run one scenario on one seed and check its properties (experiments print tables)",
+		run:   cmdRun,
+	})
+}
+
+// parseSeed reads a seed (a non-negative integer).
+func parseSeed(s string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, usageErr("--seed %q: want a non-negative integer", s)
+	}
+	return n, nil
+}
+
+func cmdRun(e *env, args []string) error {
+	c := commands["run"]
+	fs := newFlags(e, c)
+	seedS := fs.String("seed", "1", "seed of the run")
+	tracePath := fs.String("trace", "", "write the JSONL trace to `FILE`")
+	faultsPath := fs.String("faults", "", "use the fault plan in `FILE` instead of the scenario's own")
+	format := fs.String("format", "text", "output: text, json or mermaid")
+	events := fs.Int("events", 80, "mermaid: draw at most `N` events (0 = all)")
+	out := fs.String("out", "", "experiments: write CSV (and plots) to `DIR`")
+	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR`")
+	var ps multiFlag
+	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := exactlyArgs(c, pos, 1); err != nil {
+		return err
+	}
+	seed, err := parseSeed(*seedS)
+	if err != nil {
+		return err
+	}
+	switch *format {
+	case "text", "json", "mermaid":
+	default:
+		return usageErr("run: --format %q: want text, json or mermaid", *format)
+	}
+	if *events < 0 {
+		return usageErr("run: --events must be >= 0")
+	}
+	params, err := scenarios.ParseAssignments(ps)
+	if err != nil {
+		return usageErr("run: %v", err)
+	}
+	sc, err := scenarios.Lookup(pos[0])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if sc.Experiment != nil {
+		if *tracePath != "" || *faultsPath != "" || *format == "mermaid" {
+			return usageErr("run: %s is an experiment: --trace, --faults and --format mermaid apply to single runs", sc.Name)
+		}
+		return runExperiment(e, sc, seed, params, *out, *format)
+	}
+	o := scenarios.Options{Seed: seed, Params: params, ArtifactDir: *artifacts}
+	if *faultsPath != "" {
+		plan, err := faults.Load(*faultsPath)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		o.Faults, o.FaultsFile = &plan, *faultsPath
+	}
+	// Build once to validate everything before creating any file.
+	if _, _, err := scenarios.Prepare(sc, o); err != nil {
+		return usageErr("%s", oneLine(err.Error()))
+	}
+	var traceFile *os.File
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			return usageErr("run: --trace: %v", err)
+		}
+		traceFile = f
+		o.TraceTo = f
+	}
+	var col *sim.RecordCollector
+	if *format == "mermaid" {
+		col = &sim.RecordCollector{}
+		o.Tracer = col
+	}
+	rep, err := scenarios.Run(sc, o)
+	if traceFile != nil {
+		if cerr := traceFile.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("trace: %w", cerr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	case "mermaid":
+		if err := sim.WriteMermaid(e.stdout, rep.Result.Names(), col.Records, *events); err != nil {
+			return err
+		}
+	default:
+		writeReport(e.stdout, rep, *tracePath)
+	}
+	if rep.Failed() {
+		return violated("%s seed %d: %s (reproduce: %s)", rep.Scenario, rep.Seed, rep.Verdict, rep.Repro)
+	}
+	return nil
+}
+
+func writeReport(w io.Writer, rep *scenarios.Report, tracePath string) {
+	r := rep.Result
+	fmt.Fprintf(w, "scenario  %s  seed %d\n", rep.Scenario, rep.Seed)
+	if nd := paramsLine(rep.Params); nd != "" {
+		fmt.Fprintf(w, "params    %s\n", nd)
+	}
+	fmt.Fprintf(w, "faults    %s\n", rep.Faults)
+	if len(r.Knobs) > 0 {
+		fmt.Fprintf(w, "network   assumption-breaking knobs on: %s\n", strings.Join(r.Knobs, "; "))
+	}
+	fmt.Fprintf(w, "outcome   %s after %d events at virtual time %v\n", r.Outcome, r.Events, r.Time)
+	fmt.Fprintf(w, "messages  sent %d, delivered %d, lost %d", r.Messages.Sent, r.Messages.Delivered, r.Messages.Lost)
+	if r.Messages.Duplicated > 0 {
+		fmt.Fprintf(w, ", duplicated %d", r.Messages.Duplicated)
+	}
+	fmt.Fprintln(w)
+	if len(r.ByKind) > 0 {
+		t := reports.NewTable("", "  kind", "sent", "delivered", "lost")
+		for _, k := range r.Kinds() {
+			c := r.ByKind[k]
+			t.Add("  "+k, c.Sent, c.Delivered, c.Lost)
+		}
+		_ = t.WriteText(w)
+	}
+	fmt.Fprintln(w, "properties")
+	for _, v := range rep.Verdicts {
+		line := fmt.Sprintf("  %-8s %s", v.Class, v.Property)
+		if v.Detail != "" {
+			line += ": " + v.Detail
+		}
+		if v.Artifact != "" {
+			line += " [" + v.Artifact + "]"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "verdict   %s\n", rep.Verdict.Class)
+	if tracePath != "" {
+		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", tracePath, tracePath)
+	}
+	if rep.Failed() {
+		fmt.Fprintf(w, "reproduce %s\n", rep.Repro)
+	}
+}
+
+func paramsLine(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + p[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	return strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+func runExperiment(e *env, sc *scenarios.Scenario, seed uint64, params map[string]string, out, format string) error {
+	ps, err := scenarios.NewParams(sc.Params, params)
+	if err != nil {
+		return usageErr("%s: %v", sc.Name, err)
+	}
+	start := time.Now()
+	x := &scenarios.Exp{Seed: seed, Params: ps, Out: out, Progress: func(done, total int) {
+		if e.tty {
+			fmt.Fprintf(e.stderr, "\r%s: %d/%d runs, %s", sc.Name, done, total, time.Since(start).Round(time.Second))
+			if done == total {
+				fmt.Fprintln(e.stderr)
+			}
+		}
+	}}
+	tables, err := sc.Experiment(x)
+	if perr := ps.Err(); perr != nil {
+		return usageErr("%s: %v", sc.Name, perr)
+	}
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"scenario": sc.Name, "seed": seed, "tables": tables}); err != nil {
+			return err
+		}
+	} else {
+		for i, t := range tables {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			if err := t.WriteText(e.stdout); err != nil {
+				return err
+			}
+		}
+	}
+	if out != "" {
+		for _, t := range tables {
+			name := slug(t.Title)
+			if name == "" {
+				name = slug(sc.Name)
+			}
+			path, err := t.SaveCSV(out, name+".csv")
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			fmt.Fprintf(e.stderr, "wrote %s\n", filepath.Clean(path))
+		}
+	}
+	return nil
+}
+
+// runSuite runs every suite scenario on seed 1 and prints a table.
+func runSuite(e *env) error {
+	t := reports.NewTable("", "scenario", "events", "messages", "virtual time", "verdict")
+	var failed []*scenarios.Report
+	for _, sc := range scenarios.Suite() {
+		rep, err := scenarios.Run(sc, scenarios.Options{Seed: 1})
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		v := rep.Verdict.Class.String()
+		if rep.Failed() {
+			v += " (" + rep.Verdict.Property + ")"
+			failed = append(failed, rep)
+		}
+		t.Add(sc.Name, rep.Result.Events, rep.Result.Messages.Sent, rep.Result.Time.String(), v)
+	}
+	if err := t.WriteText(e.stdout); err != nil {
+		return err
+	}
+	for _, rep := range failed {
+		fmt.Fprintf(e.stdout, "\n%s: %s\n  reproduce: %s\n", rep.Scenario, rep.Verdict, rep.Repro)
+	}
+	if len(failed) > 0 {
+		return violated("%d of %d suite scenarios failed", len(failed), len(t.Rows))
+	}
+	return nil
+}

@@ -1,0 +1,418 @@
+// Package faults holds fault plans: timed fault events as plain data, their JSON
+// encoding and validation, and generators that draw a plan from a seed (optionally
+// drawing the intensity parameters themselves from the seed: swarm testing).
+//
+// A plan file looks like
+//
+//	{"events": [
+//	  {"at": "1s",   "kind": "crash",     "node": "n2"},
+//	  {"at": "3s",   "kind": "restart",   "node": "n2"},
+//	  {"at": "2s",   "kind": "partition", "groups": [["n0", "n1"], ["n2"]]},
+//	  {"at": "2s",   "kind": "cut",       "from": "n0", "to": "n1"},
+//	  {"at": "4s",   "kind": "heal"},
+//	  {"at": "5s",   "kind": "spike",     "from": "n0", "to": "*", "extra": "50ms", "for": "1s"},
+//	  {"at": "5s",   "kind": "skew",      "node": "n1", "step": "-20ms", "drift_ppm": 500},
+//	  {"at": "6s",   "kind": "burst",     "loss": 0.2, "dup": 0.1, "for": "500ms"}
+//	]}
+//
+// Times are Go durations since the start of the run and must not decrease. A partition
+// puts the listed groups apart from each other and from every unlisted node (the
+// unlisted nodes form one more group). "heal" removes every partition and cut.
+package faults
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"simrun/sim"
+)
+
+// Kinds lists the fault kinds a plan may use.
+var Kinds = []string{"crash", "restart", "partition", "cut", "heal", "spike", "skew", "burst"}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration string
+// ("1.5s"); a bare number is read as nanoseconds.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (e.g. \"1.5s\")", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n float64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("%s is not a duration", b)
+	}
+	if n != math.Trunc(n) || math.Abs(n) > math.MaxInt64/2 {
+		return fmt.Errorf("%s is not a whole number of nanoseconds", b)
+	}
+	*d = Duration(int64(n))
+	return nil
+}
+
+// Event is one timed fault.
+type Event struct {
+	At   Duration `json:"at"`
+	Kind string   `json:"kind"`
+	// Node: crash, restart, skew.
+	Node string `json:"node,omitempty"`
+	// Groups: partition.
+	Groups [][]string `json:"groups,omitempty"`
+	// From, To: cut, spike ("*" = every node, spike only).
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Extra, For: spike (extra latency for a while); For: burst.
+	Extra Duration `json:"extra,omitempty"`
+	For   Duration `json:"for,omitempty"`
+	// Step, DriftPPM: skew (clock step; drift set when DriftPPM is given).
+	Step     Duration `json:"step,omitempty"`
+	DriftPPM *int64   `json:"drift_ppm,omitempty"`
+	// Loss, Dup: burst probabilities.
+	Loss float64 `json:"loss,omitempty"`
+	Dup  float64 `json:"dup,omitempty"`
+}
+
+// Plan is a list of fault events in time order.
+type Plan struct {
+	Events []Event `json:"events"`
+}
+
+// Len returns the number of events.
+func (p Plan) Len() int { return len(p.Events) }
+
+// ValidationError names the offending entry and field.
+type ValidationError struct {
+	Entry int    // index in Events
+	Kind  string // the entry's kind
+	Field string
+	Msg   string
+}
+
+func (e *ValidationError) Error() string {
+	kind := e.Kind
+	if kind == "" {
+		kind = "?"
+	}
+	return fmt.Sprintf("faults: entry %d (%s): field %q: %s", e.Entry, kind, e.Field, e.Msg)
+}
+
+// Validate checks the plan against the system's node names: known kinds and nodes,
+// non-negative and non-decreasing times, restarts only of crashed nodes, crashes only
+// of running nodes, heals only of an existing partition or cut, sane parameters.
+func (p Plan) Validate(names []string) error {
+	idx := map[string]bool{}
+	for _, n := range names {
+		idx[n] = true
+	}
+	down := map[string]bool{}
+	split := false
+	var prev Duration
+	for i, e := range p.Events {
+		bad := func(field, format string, a ...any) error {
+			return &ValidationError{Entry: i, Kind: e.Kind, Field: field, Msg: fmt.Sprintf(format, a...)}
+		}
+		node := func(field, n string, wildcard bool) error {
+			if n == "" {
+				return bad(field, "missing node name")
+			}
+			if wildcard && n == "*" {
+				return nil
+			}
+			if !idx[n] {
+				return bad(field, "unknown node %q (nodes: %s)", n, strings.Join(names, ", "))
+			}
+			return nil
+		}
+		if e.At < 0 {
+			return bad("at", "negative time %v", time.Duration(e.At))
+		}
+		if e.At < prev {
+			return bad("at", "time %v is before the previous entry's %v (entries must be in time order)", time.Duration(e.At), time.Duration(prev))
+		}
+		prev = e.At
+		switch e.Kind {
+		case "crash":
+			if err := node("node", e.Node, false); err != nil {
+				return err
+			}
+			if down[e.Node] {
+				return bad("node", "%q is already crashed", e.Node)
+			}
+			down[e.Node] = true
+		case "restart":
+			if err := node("node", e.Node, false); err != nil {
+				return err
+			}
+			if !down[e.Node] {
+				return bad("node", "%q is running (restart needs an earlier crash)", e.Node)
+			}
+			delete(down, e.Node)
+		case "partition":
+			if len(e.Groups) == 0 {
+				return bad("groups", "a partition needs at least one group")
+			}
+			seen := map[string]bool{}
+			for _, g := range e.Groups {
+				if len(g) == 0 {
+					return bad("groups", "empty group")
+				}
+				for _, n := range g {
+					if err := node("groups", n, false); err != nil {
+						return err
+					}
+					if seen[n] {
+						return bad("groups", "node %q is in two groups", n)
+					}
+					seen[n] = true
+				}
+			}
+			if len(seen) == len(names) && len(e.Groups) == 1 {
+				return bad("groups", "one group holding every node partitions nothing")
+			}
+			split = true
+		case "cut":
+			if err := node("from", e.From, false); err != nil {
+				return err
+			}
+			if err := node("to", e.To, false); err != nil {
+				return err
+			}
+			if e.From == e.To {
+				return bad("to", "a cut needs two different nodes")
+			}
+			split = true
+		case "heal":
+			if !split {
+				return bad("kind", "heal without an earlier partition or cut")
+			}
+			split = false
+		case "spike":
+			if err := node("from", e.From, true); err != nil {
+				return err
+			}
+			if err := node("to", e.To, true); err != nil {
+				return err
+			}
+			if e.Extra <= 0 {
+				return bad("extra", "extra latency must be positive")
+			}
+			if e.For <= 0 {
+				return bad("for", "duration must be positive")
+			}
+		case "skew":
+			if err := node("node", e.Node, false); err != nil {
+				return err
+			}
+			if e.Step == 0 && e.DriftPPM == nil {
+				return bad("step", "a skew needs a step or a drift_ppm")
+			}
+			if e.DriftPPM != nil && *e.DriftPPM <= -1_000_000 {
+				return bad("drift_ppm", "%d would stop or reverse the clock", *e.DriftPPM)
+			}
+		case "burst":
+			if e.Loss < 0 || e.Loss > 1 || math.IsNaN(e.Loss) {
+				return bad("loss", "probability %v not in [0, 1]", e.Loss)
+			}
+			if e.Dup < 0 || e.Dup > 1 || math.IsNaN(e.Dup) {
+				return bad("dup", "probability %v not in [0, 1]", e.Dup)
+			}
+			if e.Loss == 0 && e.Dup == 0 {
+				return bad("loss", "a burst needs loss or dup above 0")
+			}
+			if e.For <= 0 {
+				return bad("for", "duration must be positive")
+			}
+		case "":
+			return bad("kind", "missing kind (one of %s)", strings.Join(Kinds, ", "))
+		default:
+			return bad("kind", "unknown kind %q (one of %s)", e.Kind, strings.Join(Kinds, ", "))
+		}
+	}
+	return nil
+}
+
+// Compile validates the plan and converts it to kernel faults with their times.
+func (p Plan) Compile(names []string) ([]sim.Time, []sim.Fault, error) {
+	if err := p.Validate(names); err != nil {
+		return nil, nil, err
+	}
+	id := func(n string) sim.NodeID {
+		if n == "*" {
+			return sim.Any
+		}
+		return sim.NodeID(slices.Index(names, n))
+	}
+	ts := make([]sim.Time, len(p.Events))
+	fs := make([]sim.Fault, len(p.Events))
+	for i, e := range p.Events {
+		ts[i] = sim.Time(e.At)
+		f := sim.Fault{Extra: time.Duration(e.Extra), For: time.Duration(e.For), Step: time.Duration(e.Step), Loss: e.Loss, Dup: e.Dup}
+		switch e.Kind {
+		case "crash":
+			f.Kind, f.Node = sim.FaultCrash, id(e.Node)
+		case "restart":
+			f.Kind, f.Node = sim.FaultRestart, id(e.Node)
+		case "partition":
+			f.Kind = sim.FaultPartition
+			for _, g := range e.Groups {
+				ids := make([]sim.NodeID, len(g))
+				for j, n := range g {
+					ids[j] = id(n)
+				}
+				f.Groups = append(f.Groups, ids)
+			}
+		case "cut":
+			f.Kind, f.From, f.To = sim.FaultCut, id(e.From), id(e.To)
+		case "heal":
+			f.Kind = sim.FaultHeal
+		case "spike":
+			f.Kind, f.From, f.To = sim.FaultSpike, id(e.From), id(e.To)
+		case "skew":
+			f.Kind, f.Node = sim.FaultSkew, id(e.Node)
+			if e.DriftPPM != nil {
+				f.SetDrift, f.DriftPPM = true, *e.DriftPPM
+			}
+		case "burst":
+			f.Kind = sim.FaultBurst
+		}
+		fs[i] = f
+	}
+	return ts, fs, nil
+}
+
+// Apply validates the plan and schedules it on k.
+func (p Plan) Apply(k *sim.Kernel) error {
+	ts, fs, err := p.Compile(k.Names())
+	if err != nil {
+		return err
+	}
+	for i := range fs {
+		k.Schedule(ts[i], fs[i])
+	}
+	return nil
+}
+
+// Settled returns the time from which the plan leaves the system whole: every node that
+// will ever restart is up, no partition or cut is in force, and no spike or burst is
+// still active. Nodes in Down are crashed for good (never restarted by the plan); a
+// liveness bound after Settled can only hold for protocols that tolerate them.
+func (p Plan) Settled() (at sim.Time, down []string) {
+	var t Duration
+	dn := map[string]bool{}
+	for _, e := range p.Events {
+		end := e.At
+		if (e.Kind == "spike" || e.Kind == "burst") && e.At+e.For > end {
+			end = e.At + e.For
+		}
+		t = max(t, end)
+		switch e.Kind {
+		case "crash":
+			dn[e.Node] = true
+		case "restart":
+			delete(dn, e.Node)
+		}
+	}
+	for n := range dn {
+		down = append(down, n)
+	}
+	slices.Sort(down)
+	return sim.Time(t), down
+}
+
+// Uses reports whether the plan has an event of the given kind.
+func (p Plan) Uses(kind string) bool {
+	return slices.ContainsFunc(p.Events, func(e Event) bool { return e.Kind == kind })
+}
+
+// Parse reads a plan from JSON. Unknown fields are errors (a misspelt field would
+// otherwise silently do nothing). Both {"events": [...]} and a bare array are accepted.
+func Parse(b []byte) (Plan, error) {
+	b = bytes.TrimSpace(b)
+	var p Plan
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var err error
+	if len(b) > 0 && b[0] == '[' {
+		err = dec.Decode(&p.Events)
+	} else {
+		err = dec.Decode(&p)
+	}
+	if err != nil {
+		return Plan{}, fmt.Errorf("faults: %w", err)
+	}
+	if dec.More() {
+		return Plan{}, errors.New("faults: trailing data after the plan")
+	}
+	return p, nil
+}
+
+// Load reads and parses a plan file (validation needs the node names: see Validate).
+func Load(path string) (Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Plan{}, fmt.Errorf("faults: %w", err)
+	}
+	p, err := Parse(b)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// JSON returns the plan as indented JSON.
+func (p Plan) JSON() []byte {
+	if p.Events == nil {
+		p.Events = []Event{}
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return append(b, '\n')
+}
+
+// String is a one-line summary ("crash n1@1s, restart n1@3s").
+func (p Plan) String() string {
+	if len(p.Events) == 0 {
+		return "no faults"
+	}
+	parts := make([]string, len(p.Events))
+	for i, e := range p.Events {
+		what := e.Kind
+		switch e.Kind {
+		case "crash", "restart", "skew":
+			what += " " + e.Node
+		case "partition":
+			gs := make([]string, len(e.Groups))
+			for j, g := range e.Groups {
+				gs[j] = strings.Join(g, ",")
+			}
+			what += " " + strings.Join(gs, "|")
+		case "cut", "spike":
+			what += " " + e.From + "->" + e.To
+		}
+		parts[i] = fmt.Sprintf("%s@%v", what, time.Duration(e.At))
+	}
+	return strings.Join(parts, ", ")
+}

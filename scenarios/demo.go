@@ -1,0 +1,182 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"simrun/checker"
+	"simrun/faults"
+	"simrun/sim"
+	"simrun/sim/demo"
+)
+
+// The kernel's own demo protocol (package sim/demo): a counter service with client
+// retries and server-side deduplication in stable storage.
+
+var demoParams = []Param{
+	{Name: "clients", Default: "3", Help: "number of clients"},
+	{Name: "ops", Default: "30", Help: "operations per client"},
+	{Name: "keys", Default: "a,b", Help: "comma-separated keys"},
+	{Name: "retry", Default: "40ms", Help: "client re-send period"},
+	{Name: "think", Default: "50ms", Help: "client pause between operations"},
+	{Name: "horizon", Default: "2s", Help: "faults happen before this time"},
+	{Name: "bound", Default: "1s", Help: "liveness: each operation returns within this of max(its call, the faults settling)"},
+}
+
+func init() {
+	Register(&Scenario{
+		Name: "demo/happy", Help: "demo counter service, no faults", Params: demoParams, Suite: true,
+		Build: func(b *Build) (*Setup, error) {
+			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
+				return faults.Plan{}, nil
+			}, sim.Network{})
+		},
+	})
+	Register(&Scenario{
+		Name: "demo/faults", Help: "demo counter service under crashes, partitions and latency spikes", Params: demoParams, Suite: true,
+		Build: func(b *Build) (*Setup, error) {
+			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
+				p := faults.DefaultParams(horizon)
+				p.MaxDown = 2
+				return faults.Generate(b.Seed, names, p)
+			}, sim.Network{})
+		},
+	})
+	Register(&Scenario{
+		Name: "demo/swarm", Help: "demo counter service, fault intensities drawn from the seed (swarm testing)", Params: demoParams, Suite: true,
+		Build: func(b *Build) (*Setup, error) {
+			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
+				limits := faults.DefaultParams(horizon)
+				limits.Crashes, limits.Partitions, limits.Spikes, limits.Skews = 8, 4, 4, 3
+				limits.MaxStep, limits.MaxDriftPPM = 20*time.Millisecond, 50_000
+				limits.MaxDown = 2
+				return faults.Generate(b.Seed, names, faults.Swarm(b.Seed, limits))
+			}, sim.Network{})
+		},
+	})
+	Register(&Scenario{
+		Name: "demo/lossy", Help: "demo counter service with message loss, duplication and reordering on", Params: demoParams, Suite: true,
+		Build: func(b *Build) (*Setup, error) {
+			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
+				return faults.Plan{}, nil
+			}, sim.Network{Loss: 0.1, Duplicate: 0.1, Reorder: 0.2})
+		},
+	})
+}
+
+func demoSetup(b *Build, gen func(names []string, horizon time.Duration) (faults.Plan, error), nw sim.Network) (*Setup, error) {
+	p := b.Params
+	clients := p.IntMin("clients", 1)
+	ops := p.IntMin("ops", 0)
+	keys := p.List("keys")
+	retry := p.PositiveDuration("retry")
+	think := p.Duration("think")
+	horizon := p.PositiveDuration("horizon")
+	bound := p.PositiveDuration("bound")
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("parameter keys: at least one key")
+	}
+	cfg := &demo.Config{Server: 0, Keys: keys, Retry: retry, Think: think, AddFrac: 60}
+	nodes := demo.System(cfg, clients)
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	plan, err := b.FaultPlan(func() (faults.Plan, error) { return gen(names, horizon) })
+	if err != nil {
+		return nil, err
+	}
+	nw.Latency = sim.Uniform(time.Millisecond, 10*time.Millisecond)
+	return &Setup{
+		Nodes:   nodes,
+		Network: nw,
+		Faults:  plan,
+		Workload: func(k *sim.Kernel) {
+			for c := 1; c <= clients; c++ {
+				k.Inject(sim.Time(c)*sim.Time(time.Millisecond), sim.NodeID(c), demo.Begin{Ops: ops})
+			}
+		},
+		MaxTime:    sim.Time(horizon + bound + time.Minute),
+		Properties: DemoProperties(bound, clients, ops),
+	}, nil
+}
+
+// DemoProperties are the demo protocol's properties.
+func DemoProperties(bound time.Duration, clients, ops int) []checker.Property {
+	return []checker.Property{
+		{
+			// Each (client, seq) is executed by the server at most once.
+			Name: "demo/at-most-once", Class: checker.Safety,
+			Check: func(r *checker.Run) error {
+				type id struct {
+					c sim.NodeID
+					s int64
+				}
+				seen := map[id]sim.Time{}
+				for _, o := range r.History().Kind("applied") {
+					a := o.Value.(demo.Applied)
+					if t, dup := seen[id{a.Client, a.Seq}]; dup {
+						return fmt.Errorf("request %d of %s applied twice (at %v and %v)", a.Seq, r.Final[a.Client].Name, t, o.Time)
+					}
+					seen[id{a.Client, a.Seq}] = o.Time
+				}
+				return nil
+			},
+		},
+		{
+			// Every reply a client accepts carries the value the server computed.
+			Name: "demo/replies-match", Class: checker.Safety,
+			Check: func(r *checker.Run) error {
+				type id struct {
+					c sim.NodeID
+					s int64
+				}
+				applied := map[id]int64{}
+				for _, a := range checker.Values[demo.Applied](r.History(), "applied") {
+					applied[id{a.Client, a.Seq}] = a.Value
+				}
+				for _, ret := range checker.Values[demo.Return](r.History(), "return") {
+					v, ok := applied[id{ret.Client, ret.Seq}]
+					if !ok {
+						return fmt.Errorf("%s got a reply to %d that the server never executed", r.Final[ret.Client].Name, ret.Seq)
+					}
+					if v != ret.Value {
+						return fmt.Errorf("%s got %d for request %d, server computed %d", r.Final[ret.Client].Name, ret.Value, ret.Seq, v)
+					}
+				}
+				return nil
+			},
+		},
+		Bounded("demo/completes", bound, func(r *checker.Run) []Item {
+			// Every client performs all its operations; each returns within the bound.
+			type id struct {
+				c sim.NodeID
+				s int64
+			}
+			var items []Item
+			at := map[id]int{}
+			calls := map[sim.NodeID]int{}
+			for _, o := range r.History() {
+				switch v := o.Value.(type) {
+				case demo.Call:
+					at[id{v.Client, v.Seq}] = len(items)
+					calls[v.Client]++
+					items = append(items, Item{Name: fmt.Sprintf("%s#%d", r.Final[v.Client].Name, v.Seq), Start: o.Time})
+				case demo.Return:
+					if i, ok := at[id{v.Client, v.Seq}]; ok && !items[i].Completed {
+						items[i].Done, items[i].Completed = o.Time, true
+					}
+				}
+			}
+			for c := 1; c <= clients; c++ {
+				for n := calls[sim.NodeID(c)]; n < ops; n++ {
+					items = append(items, Item{Name: fmt.Sprintf("c%d#%d (never issued)", c, n+1)})
+				}
+			}
+			return items
+		}),
+	}
+}

@@ -1,0 +1,10 @@
+package sim_test
+
+import (
+	"testing"
+
+	"simrun/sim/simbench"
+)
+
+func BenchmarkKernel(b *testing.B)       { simbench.Kernel(b) }
+func BenchmarkHeapBaseline(b *testing.B) { simbench.HeapBaseline(b) }

@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// DeepCopy returns a deep copy of v: pointers, slices, maps and interfaces are copied
+// recursively, unexported fields included. Functions and channels are shared. Values
+// with pointer cycles are not supported (DeepCopy panics after a depth of 1000).
+func DeepCopy[T any](v T) T {
+	src := reflect.ValueOf(&v).Elem()
+	dst := reflect.New(src.Type()).Elem()
+	deepCopy(dst, src, 0)
+	return dst.Interface().(T)
+}
+
+// settable makes a (possibly unexported) field of an addressable struct usable for
+// reading and writing. Deep copy of unexported state is the whole point here.
+func settable(v reflect.Value) reflect.Value {
+	if v.CanSet() {
+		return v
+	}
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+}
+
+func deepCopy(dst, src reflect.Value, depth int) {
+	if depth > 1000 {
+		panic("sim: DeepCopy: value too deep (pointer cycle?)")
+	}
+	switch src.Kind() {
+	case reflect.Pointer:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		n := reflect.New(src.Type().Elem())
+		deepCopy(n.Elem(), src.Elem(), depth+1)
+		dst.Set(n)
+	case reflect.Slice:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		n := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		if isFlat(src.Type().Elem()) {
+			reflect.Copy(n, src)
+		} else {
+			for i := 0; i < src.Len(); i++ {
+				deepCopy(n.Index(i), src.Index(i), depth+1)
+			}
+		}
+		dst.Set(n)
+	case reflect.Array:
+		if isFlat(src.Type()) {
+			dst.Set(src)
+			return
+		}
+		for i := 0; i < src.Len(); i++ {
+			deepCopy(dst.Index(i), src.Index(i), depth+1)
+		}
+	case reflect.Map:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		t := src.Type()
+		n := reflect.MakeMapWithSize(t, src.Len())
+		it := src.MapRange()
+		for it.Next() {
+			k := reflect.New(t.Key()).Elem()
+			deepCopy(k, it.Key(), depth+1)
+			e := reflect.New(t.Elem()).Elem()
+			deepCopy(e, it.Value(), depth+1)
+			n.SetMapIndex(k, e)
+		}
+		dst.Set(n)
+	case reflect.Struct:
+		if isFlat(src.Type()) {
+			dst.Set(src)
+			return
+		}
+		if !src.CanAddr() {
+			tmp := reflect.New(src.Type()).Elem()
+			tmp.Set(src)
+			src = tmp
+		}
+		for i := 0; i < src.NumField(); i++ {
+			deepCopy(settable(dst.Field(i)), settable(src.Field(i)), depth+1)
+		}
+	case reflect.Interface:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		e := src.Elem()
+		c := reflect.New(e.Type()).Elem()
+		deepCopy(c, e, depth+1)
+		dst.Set(c)
+	default:
+		dst.Set(src)
+	}
+}
+
+// flatCache remembers whether a type holds no pointers, slices, maps or interfaces.
+// Sweeps run many kernels in parallel, hence the lock.
+var (
+	flatMu    sync.RWMutex
+	flatCache = map[reflect.Type]bool{}
+)
+
+// isFlat reports whether values of t can be copied by assignment.
+func isFlat(t reflect.Type) bool {
+	flatMu.RLock()
+	f, ok := flatCache[t]
+	flatMu.RUnlock()
+	if ok {
+		return f
+	}
+	f = computeFlat(t, 0)
+	flatMu.Lock()
+	flatCache[t] = f
+	flatMu.Unlock()
+	return f
+}
+
+func computeFlat(t reflect.Type, depth int) bool {
+	if depth > 50 {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	case reflect.Array:
+		return computeFlat(t.Elem(), depth+1)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !computeFlat(t.Field(i).Type, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// AppendCanonical appends a canonical binary encoding of v to b: equal values give
+// equal bytes, whatever the map iteration order or slice capacity. Values implementing
+// StateEncoder encode themselves. Interface values are tagged with their dynamic type.
+// Functions and channels are skipped.
+func AppendCanonical(b []byte, v any) []byte {
+	if v == nil {
+		return append(b, 0)
+	}
+	return appendValue(b, reflect.ValueOf(v), 0)
+}
+
+var stateEncoderType = reflect.TypeFor[StateEncoder]()
+
+func appendValue(b []byte, v reflect.Value, depth int) []byte {
+	if depth > 1000 {
+		panic("sim: AppendCanonical: value too deep (pointer cycle?)")
+	}
+	if v.Kind() != reflect.Interface && v.Type().Implements(stateEncoderType) && v.CanInterface() {
+		if v.Kind() == reflect.Pointer && v.IsNil() {
+			return append(b, 0)
+		}
+		return v.Interface().(StateEncoder).AppendState(append(b, 1))
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.AppendVarint(b, v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return binary.AppendUvarint(b, v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+	case reflect.Complex64, reflect.Complex128:
+		c := v.Complex()
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(real(c)))
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(imag(c)))
+	case reflect.String:
+		return appendString(b, v.String())
+	case reflect.Pointer:
+		if v.IsNil() {
+			return append(b, 0)
+		}
+		return appendValue(append(b, 1), v.Elem(), depth+1)
+	case reflect.Interface:
+		if v.IsNil() {
+			return append(b, 0)
+		}
+		e := v.Elem()
+		b = appendString(append(b, 1), e.Type().String())
+		return appendValue(b, e, depth+1)
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			b = append(b, 0)
+		} else {
+			b = append(b, 1)
+		}
+		b = appendUvarint(b, uint64(v.Len()))
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return appendBytes(b, v)
+		}
+		for i := 0; i < v.Len(); i++ {
+			b = appendValue(b, v.Index(i), depth+1)
+		}
+		return b
+	case reflect.Map:
+		if v.IsNil() {
+			return append(b, 0)
+		}
+		type kv struct{ k, e []byte }
+		pairs := make([]kv, 0, v.Len())
+		it := v.MapRange()
+		for it.Next() {
+			pairs = append(pairs, kv{
+				k: appendValue(nil, it.Key(), depth+1),
+				e: appendValue(nil, it.Value(), depth+1),
+			})
+		}
+		slices.SortFunc(pairs, func(x, y kv) int { return bytes.Compare(x.k, y.k) })
+		b = appendUvarint(append(b, 1), uint64(len(pairs)))
+		for _, p := range pairs {
+			b = append(append(b, p.k...), p.e...)
+		}
+		return b
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			b = appendValue(b, v.Field(i), depth+1)
+		}
+		return b
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return b
+	}
+	panic(fmt.Sprintf("sim: AppendCanonical: unsupported kind %s", v.Kind()))
+}
+
+func appendBytes(b []byte, v reflect.Value) []byte {
+	for i := 0; i < v.Len(); i++ {
+		b = append(b, byte(v.Index(i).Uint()))
+	}
+	return b
+}
+
+func appendUvarint(b []byte, x uint64) []byte { return binary.AppendUvarint(b, x) }
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// EncodeNode appends the canonical encoding of a node's state, through StateEncoder
+// when the node implements it.
+func EncodeNode(b []byte, n Node) []byte {
+	if n == nil {
+		return append(b, 0)
+	}
+	if e, ok := n.(StateEncoder); ok {
+		return e.AppendState(append(b, 1))
+	}
+	return AppendCanonical(append(b, 1), n)
+}

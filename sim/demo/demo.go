@@ -1,0 +1,280 @@
+// Package demo is the simulator's own small protocol: a key-value counter service with
+// client retries ("ping-pong with retries"). It exercises every part of the kernel —
+// messages, timers, stable storage, crash and restart, observations, input randomness —
+// and is what the kernel's tests and the default run use.
+//
+// One server holds integer counters by key. Each client runs a closed loop of
+// operations (Add or Get on a random key), one at a time, each tagged with the client's
+// sequence number. A client re-sends its pending request every Retry until the reply
+// arrives. The server applies a request at most once: it keeps, in stable storage, the
+// counters and the last sequence number and reply of every client, and answers a
+// repeated request from that table. Clients keep their sequence number and pending
+// request in stable storage too, so they resume after a crash.
+//
+// Observations: "call" (Call) when a client issues an operation, "return" (Return) when
+// its reply arrives, "applied" (Applied) when the server executes one. The history is
+// linearizable against a map of counters, partitioned by key.
+package demo
+
+import (
+	"fmt"
+	"time"
+
+	"simrun/sim"
+)
+
+// Op is an operation kind.
+type Op string
+
+const (
+	// OpAdd adds Arg to the counter and returns its new value.
+	OpAdd Op = "add"
+	// OpGet returns the counter's value.
+	OpGet Op = "get"
+)
+
+// Request asks the server to perform an operation.
+type Request struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+	Key    string
+	Arg    int64
+}
+
+// Kind implements sim.Message.
+func (Request) Kind() string { return "Request" }
+
+// Reply answers a Request.
+type Reply struct {
+	Seq   int64
+	Value int64
+}
+
+// Kind implements sim.Message.
+func (Reply) Kind() string { return "Reply" }
+
+// Begin is the workload input: the client should perform Ops more operations.
+type Begin struct{ Ops int }
+
+// Kind implements sim.Message.
+func (Begin) Kind() string { return "Begin" }
+
+// Call is observed when a client issues an operation.
+type Call struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+	Key    string
+	Arg    int64
+}
+
+// Return is observed when a client receives the reply to Seq.
+type Return struct {
+	Client sim.NodeID
+	Seq    int64
+	Value  int64
+}
+
+// Applied is observed when the server executes a request (not when it answers a
+// duplicate from its table).
+type Applied struct {
+	Client sim.NodeID
+	Seq    int64
+	Key    string
+	Value  int64
+}
+
+// Config parameterises a demo system.
+type Config struct {
+	Server  sim.NodeID
+	Keys    []string      // keys clients choose from
+	Retry   time.Duration // client re-send period
+	Think   time.Duration // client pause between a reply and its next operation
+	AddFrac int           // percentage of operations that are Adds
+	// NoDedup disables the server's duplicate detection (a deliberately broken
+	// variant for tests: retried requests are applied twice).
+	NoDedup bool
+}
+
+// ---- server ----
+
+// Server is the counter service.
+type Server struct {
+	cfg *Config
+	// Volatile mirror of stable storage ("kv" and "last").
+	KV   map[string]int64
+	Last map[sim.NodeID]LastReply
+}
+
+// LastReply is the dedup entry for one client.
+type LastReply struct {
+	Seq   int64
+	Value int64
+}
+
+// NewServer returns a server constructor.
+func NewServer(cfg *Config) func() sim.Node {
+	return func() sim.Node { return &Server{cfg: cfg} }
+}
+
+// Handle implements sim.Node.
+func (s *Server) Handle(in sim.Input, out *sim.Outbox) {
+	switch in.Kind {
+	case sim.Start:
+		s.KV = map[string]int64{}
+		s.Last = map[sim.NodeID]LastReply{}
+	case sim.Restart:
+		// Rebuild from stable storage alone.
+		s.KV, _ = sim.Load[map[string]int64](in.Stable, "kv")
+		s.Last, _ = sim.Load[map[sim.NodeID]LastReply](in.Stable, "last")
+		if s.KV == nil {
+			s.KV = map[string]int64{}
+		}
+		if s.Last == nil {
+			s.Last = map[sim.NodeID]LastReply{}
+		}
+	case sim.Receive:
+		req, ok := in.Msg.(Request)
+		if !ok {
+			panic(fmt.Sprintf("demo server: unexpected %s", in.Msg.Kind()))
+		}
+		if l, ok := s.Last[req.Client]; ok && !s.cfg.NoDedup {
+			if req.Seq == l.Seq {
+				out.Send(req.Client, Reply{Seq: req.Seq, Value: l.Value})
+				return
+			}
+			if req.Seq < l.Seq {
+				return // a stale retry; the client has moved on
+			}
+		}
+		v := s.KV[req.Key]
+		if req.Op == OpAdd {
+			v += req.Arg
+			s.KV[req.Key] = v
+		}
+		s.Last[req.Client] = LastReply{Seq: req.Seq, Value: v}
+		// Stable writes are applied before the reply leaves (one atomic call).
+		out.Store("kv", s.KV)
+		out.Store("last", s.Last)
+		out.Observe("applied", Applied{Client: req.Client, Seq: req.Seq, Key: req.Key, Value: v})
+		out.Send(req.Client, Reply{Seq: req.Seq, Value: v})
+	}
+}
+
+// ---- client ----
+
+// Client issues operations one at a time and retries until answered.
+type Client struct {
+	cfg *Config
+	// Stable: Seq of the last issued op, Pending (nil if none), Remaining ops.
+	Seq       int64
+	Pending   *Request
+	Remaining int
+}
+
+type clientStable struct {
+	Seq       int64
+	Pending   *Request
+	Remaining int
+}
+
+// NewClient returns a client constructor.
+func NewClient(cfg *Config) func() sim.Node {
+	return func() sim.Node { return &Client{cfg: cfg} }
+}
+
+const (
+	retryTimer sim.TimerID = "retry"
+	thinkTimer sim.TimerID = "think"
+)
+
+// Handle implements sim.Node.
+func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
+	switch in.Kind {
+	case sim.Start:
+	case sim.Restart:
+		if st, ok := sim.Load[clientStable](in.Stable, "client"); ok {
+			c.Seq, c.Pending, c.Remaining = st.Seq, st.Pending, st.Remaining
+		}
+		if c.Pending != nil {
+			c.resend(out)
+		} else if c.Remaining > 0 {
+			c.next(in, out)
+		}
+	case sim.Receive:
+		switch m := in.Msg.(type) {
+		case Begin:
+			c.Remaining += m.Ops
+			if c.Pending == nil {
+				c.next(in, out)
+			} else {
+				c.save(out)
+			}
+		case Reply:
+			if c.Pending == nil || m.Seq != c.Pending.Seq {
+				return // a late duplicate
+			}
+			out.Observe("return", Return{Client: in.Self, Seq: m.Seq, Value: m.Value})
+			out.CancelTimer(retryTimer)
+			c.Pending = nil
+			if c.cfg.Think > 0 && c.Remaining > 0 {
+				c.save(out)
+				out.SetTimer(thinkTimer, c.cfg.Think)
+				return
+			}
+			c.next(in, out)
+		default:
+			panic(fmt.Sprintf("demo client: unexpected %s", in.Msg.Kind()))
+		}
+	case sim.Timeout:
+		switch {
+		case in.Timer == retryTimer && c.Pending != nil:
+			c.resend(out)
+		case in.Timer == thinkTimer && c.Pending == nil:
+			c.next(in, out)
+		}
+	}
+}
+
+func (c *Client) next(in sim.Input, out *sim.Outbox) {
+	if c.Remaining == 0 {
+		c.save(out)
+		return
+	}
+	c.Remaining--
+	c.Seq++
+	r := in.Rand
+	op := OpGet
+	if int(r%100) < c.cfg.AddFrac {
+		op = OpAdd
+	}
+	key := c.cfg.Keys[int((r>>8)%uint64(len(c.cfg.Keys)))]
+	arg := int64(0)
+	if op == OpAdd {
+		arg = 1 + int64((r>>16)%9)
+	}
+	c.Pending = &Request{Client: in.Self, Seq: c.Seq, Op: op, Key: key, Arg: arg}
+	c.save(out)
+	out.Observe("call", Call{Client: in.Self, Seq: c.Seq, Op: op, Key: key, Arg: arg})
+	c.resend(out)
+}
+
+func (c *Client) resend(out *sim.Outbox) {
+	out.Send(c.cfg.Server, *c.Pending)
+	out.SetTimer(retryTimer, c.cfg.Retry)
+}
+
+func (c *Client) save(out *sim.Outbox) {
+	out.Store("client", clientStable{Seq: c.Seq, Pending: c.Pending, Remaining: c.Remaining})
+}
+
+// System builds the node specs of a demo system: node 0 is the server "s", nodes
+// 1..clients are "c1".."cN".
+func System(cfg *Config, clients int) []sim.NodeSpec {
+	specs := []sim.NodeSpec{{Name: "s", New: NewServer(cfg)}}
+	for i := 1; i <= clients; i++ {
+		specs = append(specs, sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: NewClient(cfg)})
+	}
+	return specs
+}

@@ -1,0 +1,780 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+)
+
+// Config describes one simulated run.
+type Config struct {
+	// Seed determines every random choice of the run.
+	Seed  uint64
+	Nodes []NodeSpec
+	// Network is the link model; zero means DefaultNetwork.
+	Network Network
+	// Clocks gives each node's clock (offset and drift); empty means perfect clocks.
+	Clocks []Clock
+	// Until is the planned end of the run (0 = none): reaching it is a normal end.
+	Until Time
+	// MaxTime and MaxEvents bound the run; reaching one is reported as an outcome
+	// (possible livelock), never a hang. Zero means 1h of virtual time and 10⁷ events.
+	MaxTime   Time
+	MaxEvents int64
+	// Trace, when set, receives one record per event and the footer.
+	Trace Tracer
+}
+
+// Outcome says why a run ended.
+type Outcome uint8
+
+const (
+	// Quiescent: no event was left to process.
+	Quiescent Outcome = iota + 1
+	// Horizon: the planned end (Config.Until) was reached.
+	Horizon
+	// Stopped: the StopWhen predicate held.
+	Stopped
+	// TimeBound: Config.MaxTime was reached with events still pending.
+	TimeBound
+	// EventBound: Config.MaxEvents events were processed with events still pending.
+	EventBound
+	// Panicked: a protocol handler panicked (see Result.Panic).
+	Panicked
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Quiescent:
+		return "quiescent"
+	case Horizon:
+		return "horizon"
+	case Stopped:
+		return "stopped"
+	case TimeBound:
+		return "time-bound"
+	case EventBound:
+		return "event-bound"
+	case Panicked:
+		return "panic"
+	}
+	return "running"
+}
+
+// MarshalText encodes the outcome by name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+type evKind uint8
+
+const (
+	evStart evKind = iota + 1
+	evDeliver
+	evTimer
+	evInject
+	evFault
+)
+
+type event struct {
+	kind  evKind
+	dup   bool
+	node  NodeID // target
+	from  NodeID
+	inc   uint32 // receiver incarnation (deliver), node incarnation (timer)
+	fault int32
+	gen   uint64 // timer generation
+	msg   Message
+	timer TimerID
+}
+
+type timer struct {
+	id       TimerID
+	deadline Time // on the node's local clock
+	gen      uint64
+}
+
+type nodeRT struct {
+	spec   NodeSpec
+	node   Node
+	up     bool
+	inc    uint32
+	store  *Storage
+	timers []timer
+	clock  Clock
+	rand   Rand
+	group  int32
+}
+
+type link struct {
+	seeded     bool
+	lat        Latency
+	rng        Rand // latency draws
+	chaos      Rand // loss / duplication / reordering draws
+	last       Time // FIFO: latest scheduled in-order delivery
+	cut        bool
+	spikeExtra time.Duration
+	spikeUntil Time
+}
+
+// Kernel is the discrete-event simulator. It is single-threaded and deterministic:
+// the same Config (and the same scheduled faults and injections) gives the same run.
+type Kernel struct {
+	cfg      Config
+	names    []string
+	nodes    []nodeRT
+	links    []link
+	q        queue
+	now      Time
+	events   int64
+	ended    bool
+	out      Outbox
+	faults   []Fault
+	gen      uint64
+	stop     func() bool
+	outcome  Outcome
+	panicErr *PanicError
+
+	partitioned bool
+	burstLoss   float64
+	burstDup    float64
+	burstUntil  Time
+	knobs       []string
+
+	kindIdx     map[string]int32
+	lastKind    string
+	lastKindIdx int32
+	kinds       []string
+	byKind      []MsgCount
+	byNode      []NodeCount
+	total       MsgCount
+	history     []Observation
+	nextObs     int64
+	recBuf      TraceRecord
+	tr          Tracer
+}
+
+// MsgCount counts messages of one kind (or all).
+type MsgCount struct {
+	Sent       int64 `json:"sent"`
+	Delivered  int64 `json:"delivered"`
+	Lost       int64 `json:"lost"`
+	Duplicated int64 `json:"duplicated,omitempty"`
+	Bytes      int64 `json:"bytes,omitempty"`
+}
+
+// NodeCount counts one node's messages: sent by it, delivered to it, lost on the way
+// to it.
+type NodeCount struct {
+	Name      string `json:"name"`
+	Sent      int64  `json:"sent"`
+	Delivered int64  `json:"delivered"`
+	Lost      int64  `json:"lost"`
+}
+
+// New builds a kernel. It returns an error for a malformed configuration.
+func New(cfg Config) (*Kernel, error) {
+	n := len(cfg.Nodes)
+	if n == 0 {
+		return nil, errors.New("sim: no nodes")
+	}
+	if cfg.Network.Latency.Dist == "" {
+		def := DefaultNetwork()
+		cfg.Network.Latency = def.Latency
+	}
+	if err := cfg.Network.Validate(n); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	if len(cfg.Clocks) != 0 && len(cfg.Clocks) != n {
+		return nil, fmt.Errorf("sim: %d clocks for %d nodes", len(cfg.Clocks), n)
+	}
+	for i, c := range cfg.Clocks {
+		if c.DriftPPM <= -1_000_000 {
+			return nil, fmt.Errorf("sim: clock of node %d: drift %dppm would stop or reverse time", i, c.DriftPPM)
+		}
+	}
+	if cfg.MaxTime == 0 {
+		cfg.MaxTime = Time(time.Hour)
+	}
+	if cfg.MaxEvents == 0 {
+		cfg.MaxEvents = 10_000_000
+	}
+	k := &Kernel{
+		cfg:     cfg,
+		names:   make([]string, n),
+		nodes:   make([]nodeRT, n),
+		links:   make([]link, n*n),
+		kindIdx: map[string]int32{},
+		byNode:  make([]NodeCount, n),
+		tr:      cfg.Trace,
+	}
+	seen := map[string]bool{}
+	for i, s := range cfg.Nodes {
+		if s.Name == "" || s.New == nil {
+			return nil, fmt.Errorf("sim: node %d needs a name and a constructor", i)
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("sim: duplicate node name %q", s.Name)
+		}
+		seen[s.Name] = true
+		k.names[i] = s.Name
+		rt := &k.nodes[i]
+		rt.spec = s
+		rt.store = NewStorage()
+		if len(cfg.Clocks) > 0 {
+			rt.clock = cfg.Clocks[i]
+		}
+		rt.rand.Seed(StreamSeed(cfg.Seed, "node-input", int64(i)))
+		k.byNode[i].Name = s.Name
+	}
+	for i := range k.links {
+		k.links[i].lat = cfg.Network.Latency
+	}
+	for _, l := range cfg.Network.Links {
+		k.links[int(l.From)*n+int(l.To)].lat = l.Latency
+	}
+	k.knobs = cfg.Network.Knobs()
+	for i := range k.nodes {
+		k.q.push(0, event{kind: evStart, node: NodeID(i)})
+	}
+	return k, nil
+}
+
+// Names returns the node names by NodeID.
+func (k *Kernel) Names() []string { return k.names }
+
+// Now returns the current global virtual time.
+func (k *Kernel) Now() Time { return k.now }
+
+// Events returns the number of events processed so far.
+func (k *Kernel) Events() int64 { return k.events }
+
+// Up reports whether node n is running.
+func (k *Kernel) Up(n NodeID) bool { return k.nodes[n].up }
+
+// NodeState returns node n's current state (nil while crashed). Read only.
+func (k *Kernel) NodeState(n NodeID) Node { return k.nodes[n].node }
+
+// History returns the observations so far. Read only.
+func (k *Kernel) History() []Observation { return k.history }
+
+// StopWhen installs a predicate checked after every event; when it holds the run ends
+// with outcome Stopped.
+func (k *Kernel) StopWhen(f func() bool) { k.stop = f }
+
+// Inject schedules msg to be handed to node to at time at, as a Receive from Env
+// (workload). It is not a network message: it is not counted and never lost, except
+// that a crashed node does not receive it.
+func (k *Kernel) Inject(at Time, to NodeID, msg Message) {
+	k.checkNode(to, "Inject")
+	k.q.push(at, event{kind: evInject, node: to, from: Env, msg: msg})
+}
+
+// Schedule injects fault f at time at.
+func (k *Kernel) Schedule(at Time, f Fault) {
+	k.faults = append(k.faults, f)
+	k.q.push(at, event{kind: evFault, fault: int32(len(k.faults) - 1)})
+}
+
+func (k *Kernel) checkNode(n NodeID, what string) {
+	if n < 0 || int(n) >= len(k.nodes) {
+		panic(fmt.Sprintf("sim: %s: unknown node %d", what, n))
+	}
+}
+
+func (k *Kernel) name(n NodeID) string {
+	if n == Env {
+		return "env"
+	}
+	return k.names[n]
+}
+
+// Run processes events until the queue is empty, the planned end, a bound, the stop
+// predicate or a protocol panic, and returns the result. Run may be called once.
+func (k *Kernel) Run() *Result {
+	for k.Step() {
+	}
+	return k.Result()
+}
+
+// Step processes the next event and reports whether the run goes on. Once it returns
+// false the run has ended; Result reports it.
+func (k *Kernel) Step() bool {
+	for k.outcome == 0 {
+		if k.q.len() == 0 {
+			k.outcome = Quiescent
+			break
+		}
+		next := k.q.peek().at
+		if k.cfg.Until > 0 && next > k.cfg.Until {
+			k.now = k.cfg.Until
+			k.outcome = Horizon
+			break
+		}
+		if next > k.cfg.MaxTime {
+			k.now = k.cfg.MaxTime
+			k.outcome = TimeBound
+			break
+		}
+		if k.events >= k.cfg.MaxEvents {
+			k.outcome = EventBound
+			break
+		}
+		key, ev := k.q.pop()
+		prev := k.now
+		k.now = key.at
+		if !k.dispatch(&ev) {
+			k.now = prev // a stale timer is not an event: it does not advance time
+			continue
+		}
+		k.events++
+		if k.stop != nil && k.outcome == 0 && k.stop() {
+			k.outcome = Stopped
+		}
+		return k.outcome == 0
+	}
+	return false
+}
+
+// Result returns the result of an ended run (and writes the trace footer, once). It
+// panics if the run has not ended.
+func (k *Kernel) Result() *Result {
+	if k.outcome == 0 {
+		panic("sim: Result before the run ended")
+	}
+	res := k.result()
+	if k.tr != nil && !k.ended {
+		k.tr.End(&TraceFooter{
+			End: res.Outcome.String(), Events: res.Events, Time: res.Time,
+			Sent: res.Messages.Sent, Delivered: res.Messages.Delivered, Lost: res.Messages.Lost,
+		})
+	}
+	k.ended = true
+	return res
+}
+
+// dispatch handles one event and reports whether it counted as an event (stale timers
+// do not).
+func (k *Kernel) dispatch(ev *event) bool {
+	switch ev.kind {
+	case evStart:
+		rt := &k.nodes[ev.node]
+		rt.node = rt.spec.New()
+		rt.up = true
+		k.call(ev.node, Input{Kind: Start}, nil)
+	case evDeliver:
+		rt := &k.nodes[ev.node]
+		why := ""
+		switch {
+		case !rt.up:
+			why = "receiver down"
+		case rt.inc != ev.inc:
+			why = "receiver restarted"
+		case k.linkCut(ev.from, ev.node):
+			why = "partition"
+		}
+		kc := &k.byKind[k.kindOf(ev.msg)]
+		if why != "" {
+			kc.Lost++
+			k.total.Lost++
+			k.byNode[ev.node].Lost++
+			k.traceLost(ev, why)
+			return true
+		}
+		kc.Delivered++
+		k.total.Delivered++
+		k.byNode[ev.node].Delivered++
+		k.call(ev.node, Input{Kind: Receive, From: ev.from, Msg: ev.msg}, ev)
+	case evInject:
+		rt := &k.nodes[ev.node]
+		if !rt.up {
+			k.traceLost(ev, "receiver down")
+			return true
+		}
+		k.call(ev.node, Input{Kind: Receive, From: Env, Msg: ev.msg}, ev)
+	case evTimer:
+		rt := &k.nodes[ev.node]
+		if !rt.up || rt.inc != ev.inc {
+			return false
+		}
+		i := slices.IndexFunc(rt.timers, func(t timer) bool { return t.id == ev.timer })
+		if i < 0 || rt.timers[i].gen != ev.gen {
+			return false
+		}
+		rt.timers = slices.Delete(rt.timers, i, i+1)
+		k.call(ev.node, Input{Kind: Timeout, Timer: ev.timer}, ev)
+	case evFault:
+		k.applyFault(&k.faults[ev.fault])
+	}
+	return true
+}
+
+// call runs one handler and applies its effects. A panic discards the effects and
+// ends the run.
+func (k *Kernel) call(n NodeID, in Input, ev *event) {
+	rt := &k.nodes[n]
+	in.Self = n
+	in.Now = rt.clock.Local(k.now)
+	in.Rand = rt.rand.Uint64()
+	in.Stable = rt.store.View()
+	k.out.Reset()
+	if !k.safeHandle(rt.node, n, in) {
+		k.tracePanic(n)
+		return
+	}
+	var rec *TraceRecord
+	if k.tr != nil {
+		rec = k.beginRecord(in.Kind.String(), n)
+		local := in.Now
+		rec.Local = &local
+		switch in.Kind {
+		case Receive:
+			rec.From = k.name(in.From)
+			if in.From == Env {
+				rec.Ev = "inject"
+			}
+			rec.Kind = in.Msg.Kind()
+			rec.Msg = in.Msg
+			if ev != nil && ev.dup {
+				rec.Why = "duplicate"
+			}
+		case Timeout:
+			rec.Timer = string(in.Timer)
+		}
+	}
+	if !k.safeApply(n, in, rec) {
+		k.tracePanic(n)
+		return
+	}
+	if rec != nil {
+		k.tr.Record(rec)
+	}
+}
+
+// safeApply applies the effects of a call; an invalid effect (a send to an unknown
+// node, a stable value DeepCopy cannot copy) is a protocol bug and ends the run like a
+// panic.
+func (k *Kernel) safeApply(n NodeID, in Input, rec *TraceRecord) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			k.panicErr = &PanicError{Node: n, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
+			k.outcome = Panicked
+			ok = false
+		}
+	}()
+	for _, e := range k.out.sends {
+		if e.To < 0 || int(e.To) >= len(k.nodes) {
+			panic(fmt.Sprintf("send of %s to unknown node %d", e.Msg.Kind(), e.To))
+		}
+	}
+	k.apply(n, in.Now, rec)
+	return true
+}
+
+func (k *Kernel) tracePanic(n NodeID) {
+	if k.tr == nil {
+		return
+	}
+	r := k.beginRecord("panic", n)
+	r.Why = fmt.Sprint(k.panicErr.Value)
+	k.tr.Record(r)
+}
+
+func (k *Kernel) safeHandle(node Node, n NodeID, in Input) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			k.panicErr = &PanicError{Node: n, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
+			k.outcome = Panicked
+			ok = false
+		}
+	}()
+	node.Handle(in, &k.out)
+	return true
+}
+
+// apply performs the effects in k.out for node n: stable writes first, then timers,
+// then sends, then observations.
+func (k *Kernel) apply(n NodeID, local Time, rec *TraceRecord) {
+	rt := &k.nodes[n]
+	o := &k.out
+	if len(o.writes) > 0 {
+		rt.store.Apply(o.writes)
+		if rec != nil {
+			for _, w := range o.writes {
+				if w.Delete {
+					rec.Out = append(rec.Out, TraceEffect{Op: "delete", Key: w.Key})
+				} else {
+					rec.Out = append(rec.Out, TraceEffect{Op: "store", Key: w.Key, Value: w.Value})
+				}
+			}
+		}
+	}
+	for _, t := range o.timers {
+		i := slices.IndexFunc(rt.timers, func(x timer) bool { return x.id == t.ID })
+		if t.Cancel {
+			if i >= 0 {
+				rt.timers = slices.Delete(rt.timers, i, i+1)
+			}
+			if rec != nil {
+				rec.Out = append(rec.Out, TraceEffect{Op: "cancel", Timer: string(t.ID)})
+			}
+			continue
+		}
+		k.gen++
+		tm := timer{id: t.ID, deadline: local + Time(t.After), gen: k.gen}
+		if i >= 0 {
+			rt.timers[i] = tm
+		} else {
+			rt.timers = append(rt.timers, tm)
+		}
+		k.pushTimer(n, tm)
+		if rec != nil {
+			rec.Out = append(rec.Out, TraceEffect{Op: "set", Timer: string(t.ID), After: t.After})
+		}
+	}
+	for _, e := range o.sends {
+		k.send(n, e, rec)
+	}
+	for i := range o.obs {
+		k.history = append(k.history, Observation{
+			Index: k.nextObs, Time: k.now, Local: local, Node: n,
+			Kind: o.obs[i].kind, Value: o.obs[i].value,
+		})
+		k.nextObs++
+		if rec != nil {
+			rec.Out = append(rec.Out, TraceEffect{Op: "obs", Kind: o.obs[i].kind, Value: o.obs[i].value})
+		}
+	}
+}
+
+func (k *Kernel) pushTimer(n NodeID, tm timer) {
+	rt := &k.nodes[n]
+	at := rt.clock.Global(tm.deadline)
+	if at < k.now {
+		at = k.now
+	}
+	k.q.push(at, event{kind: evTimer, node: n, inc: rt.inc, gen: tm.gen, timer: tm.id})
+}
+
+func (k *Kernel) kindOf(m Message) int32 {
+	name := m.Kind()
+	if name == k.lastKind && k.kinds != nil {
+		return k.lastKindIdx
+	}
+	if i, ok := k.kindIdx[name]; ok {
+		k.lastKind, k.lastKindIdx = name, i
+		return i
+	}
+	i := int32(len(k.kinds))
+	k.kindIdx[name] = i
+	k.kinds = append(k.kinds, name)
+	k.byKind = append(k.byKind, MsgCount{})
+	return i
+}
+
+func (k *Kernel) linkOf(from, to NodeID) *link {
+	l := &k.links[int(from)*len(k.nodes)+int(to)]
+	if !l.seeded {
+		l.seeded = true
+		l.rng.Seed(StreamSeed(k.cfg.Seed, "link", int64(from), int64(to)))
+		l.chaos.Seed(StreamSeed(k.cfg.Seed, "chaos", int64(from), int64(to)))
+	}
+	return l
+}
+
+func (k *Kernel) linkCut(from, to NodeID) bool {
+	if from == Env {
+		return false
+	}
+	if k.partitioned && k.nodes[from].group != k.nodes[to].group {
+		return true
+	}
+	return k.links[int(from)*len(k.nodes)+int(to)].cut
+}
+
+// send puts one message on the network. The latency draw happens first and always, so
+// whether a message is lost never shifts the link's later delays.
+func (k *Kernel) send(from NodeID, e Envelope, rec *TraceRecord) {
+	ki := k.kindOf(e.Msg)
+	kc := &k.byKind[ki]
+	kc.Sent++
+	k.total.Sent++
+	k.byNode[from].Sent++
+	if s, ok := e.Msg.(Sizer); ok {
+		kc.Bytes += int64(s.Size())
+		k.total.Bytes += int64(s.Size())
+	}
+	l := k.linkOf(from, e.To)
+	delay := l.lat.Sample(&l.rng)
+	if l.spikeExtra > 0 && k.now < l.spikeUntil {
+		delay += l.spikeExtra
+	}
+	loss, dup := k.cfg.Network.Loss, k.cfg.Network.Duplicate
+	if k.now < k.burstUntil {
+		loss = max(loss, k.burstLoss)
+		dup = max(dup, k.burstDup)
+	}
+	lost := ""
+	switch {
+	case !k.nodes[e.To].up:
+		lost = "receiver down"
+	case k.linkCut(from, e.To):
+		lost = "partition"
+	case loss > 0 && l.chaos.Bernoulli(loss):
+		lost = "loss"
+	}
+	if lost != "" {
+		kc.Lost++
+		k.total.Lost++
+		k.byNode[e.To].Lost++
+		if rec != nil {
+			rec.Out = append(rec.Out, TraceEffect{Op: "send", To: k.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, Lost: lost})
+		}
+		return
+	}
+	at := k.now + Time(delay)
+	inc := k.nodes[e.To].inc
+	if k.cfg.Network.Reorder > 0 && l.chaos.Bernoulli(k.cfg.Network.Reorder) {
+		w := k.cfg.Network.ReorderWindow
+		if w == 0 {
+			w = 10 * time.Millisecond
+		}
+		at += Time(l.chaos.Uint64N(uint64(w) + 1))
+	} else {
+		if at < l.last {
+			at = l.last
+		}
+		l.last = at
+	}
+	k.q.push(at, event{kind: evDeliver, node: e.To, from: from, inc: inc, msg: e.Msg})
+	if rec != nil {
+		rec.Out = append(rec.Out, TraceEffect{Op: "send", To: k.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, At: at})
+	}
+	if dup > 0 && l.chaos.Bernoulli(dup) {
+		kc.Duplicated++
+		k.total.Duplicated++
+		dat := at + Time(l.lat.Sample(&l.chaos))
+		k.q.push(dat, event{kind: evDeliver, node: e.To, from: from, inc: inc, msg: e.Msg, dup: true})
+		if rec != nil {
+			rec.Out = append(rec.Out, TraceEffect{Op: "send", To: k.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, At: dat, Dup: true})
+		}
+	}
+}
+
+func (k *Kernel) beginRecord(ev string, n NodeID) *TraceRecord {
+	r := &k.recBuf
+	out := r.Out[:0]
+	*r = TraceRecord{I: k.events, T: k.now, Ev: ev, Out: out}
+	if n >= 0 {
+		r.Node = k.names[n]
+	}
+	return r
+}
+
+func (k *Kernel) traceLost(ev *event, why string) {
+	if k.tr == nil {
+		return
+	}
+	r := k.beginRecord("lost", ev.node)
+	r.From = k.name(ev.from)
+	r.Kind = ev.msg.Kind()
+	r.Msg = ev.msg
+	r.Why = why
+	k.tr.Record(r)
+}
+
+func (k *Kernel) applyFault(f *Fault) {
+	var rec *TraceRecord
+	if k.tr != nil {
+		rec = k.beginRecord(f.Kind.String(), -1)
+		rec.Why = f.describe(k.names)
+	}
+	switch f.Kind {
+	case FaultCrash:
+		rt := &k.nodes[f.Node]
+		if rec != nil {
+			rec.Node = k.names[f.Node]
+		}
+		if !rt.up {
+			if rec != nil {
+				rec.Why = "already down"
+			}
+			break
+		}
+		rt.up = false
+		rt.inc++
+		rt.node = nil
+		rt.timers = rt.timers[:0]
+	case FaultRestart:
+		rt := &k.nodes[f.Node]
+		if rt.up {
+			if rec != nil {
+				rec.Node = k.names[f.Node]
+				rec.Why = "already up"
+				k.tr.Record(rec)
+			}
+			return
+		}
+		rt.node = rt.spec.New()
+		rt.up = true
+		// The restart handler's own record carries the effects.
+		k.call(f.Node, Input{Kind: Restart}, nil)
+		return
+	case FaultPartition:
+		k.partitioned = true
+		for i := range k.nodes {
+			k.nodes[i].group = int32(len(f.Groups))
+		}
+		for g, members := range f.Groups {
+			for _, m := range members {
+				k.nodes[m].group = int32(g)
+			}
+		}
+	case FaultCut:
+		k.links[int(f.From)*len(k.nodes)+int(f.To)].cut = true
+	case FaultHeal:
+		k.partitioned = false
+		for i := range k.links {
+			k.links[i].cut = false
+		}
+	case FaultSpike:
+		for from := range k.nodes {
+			for to := range k.nodes {
+				if (f.From == Any || f.From == NodeID(from)) && (f.To == Any || f.To == NodeID(to)) {
+					l := k.linkOf(NodeID(from), NodeID(to))
+					l.spikeExtra = f.Extra
+					l.spikeUntil = k.now + Time(f.For)
+				}
+			}
+		}
+	case FaultSkew:
+		rt := &k.nodes[f.Node]
+		if rec != nil {
+			rec.Node = k.names[f.Node]
+		}
+		// Keep the local reading continuous apart from the step: re-base the offset
+		// so that a drift change does not jump the clock by drift·t.
+		before := rt.clock.Local(k.now)
+		if f.SetDrift {
+			rt.clock.DriftPPM = f.DriftPPM
+		}
+		rt.clock.Offset = 0
+		rt.clock.Offset = time.Duration(before-rt.clock.Local(k.now)) + f.Step
+		// Pending timers keep their local deadlines: re-schedule them on the new clock,
+		// in timer order (deterministic).
+		if rt.up {
+			for i := range rt.timers {
+				k.gen++
+				rt.timers[i].gen = k.gen
+				k.pushTimer(f.Node, rt.timers[i])
+			}
+		}
+	case FaultBurst:
+		k.burstLoss, k.burstDup = f.Loss, f.Dup
+		k.burstUntil = k.now + Time(f.For)
+		k.knobs = append(k.knobs, fmt.Sprintf("burst loss=%g dup=%g at %v for %v", f.Loss, f.Dup, k.now, f.For))
+	}
+	if rec != nil {
+		k.tr.Record(rec)
+	}
+}
