@@ -95,6 +95,8 @@ type Run struct {
 	Settled sim.Time
 	// Down lists nodes the plan crashed for good.
 	Down []string
+	// Split reports a partition or cut the plan never healed.
+	Split bool
 	// ArtifactDir is where a check may write files ("" = nowhere).
 	ArtifactDir string
 	// Artifacts collects the files written (set by checks through AddArtifact).

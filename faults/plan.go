@@ -9,6 +9,7 @@
 //	  {"at": "3s",   "kind": "restart",   "node": "n2"},
 //	  {"at": "2s",   "kind": "partition", "groups": [["n0", "n1"], ["n2"]]},
 //	  {"at": "2s",   "kind": "cut",       "from": "n0", "to": "n1"},
+//	  {"at": "3s",   "kind": "restore",   "from": "n0", "to": "n1"},
 //	  {"at": "4s",   "kind": "heal"},
 //	  {"at": "5s",   "kind": "spike",     "from": "n0", "to": "*", "extra": "50ms", "for": "1s"},
 //	  {"at": "5s",   "kind": "skew",      "node": "n1", "step": "-20ms", "drift_ppm": 500},
@@ -17,7 +18,8 @@
 //
 // Times are Go durations since the start of the run and must not decrease. A partition
 // puts the listed groups apart from each other and from every unlisted node (the
-// unlisted nodes form one more group). "heal" removes every partition and cut.
+// unlisted nodes form one more group). "cut" drops every message on one directed link
+// until a "restore" of that link or a "heal"; "heal" removes every partition and cut.
 package faults
 
 import (
@@ -35,7 +37,7 @@ import (
 )
 
 // Kinds lists the fault kinds a plan may use.
-var Kinds = []string{"crash", "restart", "partition", "cut", "heal", "spike", "skew", "burst"}
+var Kinds = []string{"crash", "restart", "partition", "cut", "restore", "heal", "spike", "skew", "burst"}
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration string
 // ("1.5s"); a bare number is read as nanoseconds.
@@ -126,7 +128,8 @@ func (p Plan) Validate(names []string) error {
 		idx[n] = true
 	}
 	down := map[string]bool{}
-	split := false
+	partitioned := false
+	cuts := map[[2]string]bool{}
 	var prev Duration
 	for i, e := range p.Events {
 		bad := func(field, format string, a ...any) error {
@@ -190,7 +193,7 @@ func (p Plan) Validate(names []string) error {
 			if len(seen) == len(names) && len(e.Groups) == 1 {
 				return bad("groups", "one group holding every node partitions nothing")
 			}
-			split = true
+			partitioned = true
 		case "cut":
 			if err := node("from", e.From, false); err != nil {
 				return err
@@ -201,12 +204,24 @@ func (p Plan) Validate(names []string) error {
 			if e.From == e.To {
 				return bad("to", "a cut needs two different nodes")
 			}
-			split = true
+			cuts[[2]string{e.From, e.To}] = true
+		case "restore":
+			if err := node("from", e.From, false); err != nil {
+				return err
+			}
+			if err := node("to", e.To, false); err != nil {
+				return err
+			}
+			if !cuts[[2]string{e.From, e.To}] {
+				return bad("to", "link %s->%s is not cut", e.From, e.To)
+			}
+			delete(cuts, [2]string{e.From, e.To})
 		case "heal":
-			if !split {
+			if !partitioned && len(cuts) == 0 {
 				return bad("kind", "heal without an earlier partition or cut")
 			}
-			split = false
+			partitioned = false
+			clear(cuts)
 		case "spike":
 			if err := node("from", e.From, true); err != nil {
 				return err
@@ -284,6 +299,8 @@ func (p Plan) Compile(names []string) ([]sim.Time, []sim.Fault, error) {
 			}
 		case "cut":
 			f.Kind, f.From, f.To = sim.FaultCut, id(e.From), id(e.To)
+		case "restore":
+			f.Kind, f.From, f.To = sim.FaultRestore, id(e.From), id(e.To)
 		case "heal":
 			f.Kind = sim.FaultHeal
 		case "spike":
@@ -313,13 +330,26 @@ func (p Plan) Apply(k *sim.Kernel) error {
 	return nil
 }
 
-// Settled returns the time from which the plan leaves the system whole: every node that
-// will ever restart is up, no partition or cut is in force, and no spike or burst is
-// still active. Nodes in Down are crashed for good (never restarted by the plan); a
-// liveness bound after Settled can only hold for protocols that tolerate them.
-func (p Plan) Settled() (at sim.Time, down []string) {
+// Settlement says when and how a plan leaves the system.
+type Settlement struct {
+	// At is the time from which no fault is in force any more except the permanent
+	// ones below: every node that will restart is up, every spike and burst is over,
+	// and (unless Split) no partition or cut remains.
+	At sim.Time
+	// Down lists nodes crashed for good (never restarted by the plan), sorted.
+	Down []string
+	// Split reports a partition or cut still in force at the end of the plan.
+	Split bool
+}
+
+// Settled returns when the plan leaves the system whole (or as whole as it will get).
+// Liveness bounds count from Settlement.At; a protocol can only be required to make
+// progress despite Down nodes or a Split if it claims to tolerate them.
+func (p Plan) Settled() Settlement {
 	var t Duration
 	dn := map[string]bool{}
+	partitioned := false
+	cuts := map[[2]string]bool{}
 	for _, e := range p.Events {
 		end := e.At
 		if (e.Kind == "spike" || e.Kind == "burst") && e.At+e.For > end {
@@ -331,13 +361,23 @@ func (p Plan) Settled() (at sim.Time, down []string) {
 			dn[e.Node] = true
 		case "restart":
 			delete(dn, e.Node)
+		case "partition":
+			partitioned = true
+		case "cut":
+			cuts[[2]string{e.From, e.To}] = true
+		case "restore":
+			delete(cuts, [2]string{e.From, e.To})
+		case "heal":
+			partitioned = false
+			clear(cuts)
 		}
 	}
+	s := Settlement{At: sim.Time(t), Split: partitioned || len(cuts) > 0}
 	for n := range dn {
-		down = append(down, n)
+		s.Down = append(s.Down, n)
 	}
-	slices.Sort(down)
-	return sim.Time(t), down
+	slices.Sort(s.Down)
+	return s
 }
 
 // Uses reports whether the plan has an event of the given kind.
@@ -409,7 +449,7 @@ func (p Plan) String() string {
 				gs[j] = strings.Join(g, ",")
 			}
 			what += " " + strings.Join(gs, "|")
-		case "cut", "spike":
+		case "cut", "restore", "spike":
 			what += " " + e.From + "->" + e.To
 		}
 		parts[i] = fmt.Sprintf("%s@%v", what, time.Duration(e.At))

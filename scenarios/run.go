@@ -162,8 +162,8 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	if tw != nil && tw.Err() != nil {
 		return nil, fmt.Errorf("trace: %w", tw.Err())
 	}
-	settled, down := setup.Faults.Settled()
-	run := &checker.Run{Result: res, Scenario: sc.Name, Settled: settled, Down: down, ArtifactDir: o.ArtifactDir}
+	st := setup.Faults.Settled()
+	run := &checker.Run{Result: res, Scenario: sc.Name, Settled: st.At, Down: st.Down, Split: st.Split, ArtifactDir: o.ArtifactDir}
 	vs := checker.Evaluate(run, setup.Properties)
 	repro := Repro(sc.Name, o.Seed, ps.NonDefault(), o.FaultsFile)
 	for i := range vs {
@@ -175,7 +175,7 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	}
 	rep := &Report{
 		Scenario: sc.Name, Seed: o.Seed, Params: ps.Values(), Faults: setup.Faults, Result: res,
-		Settled: settled, Verdicts: vs, Verdict: w, Repro: repro,
+		Settled: st.At, Verdicts: vs, Verdict: w, Repro: repro,
 	}
 	if setup.Metrics != nil {
 		rep.Metrics = setup.Metrics(res)

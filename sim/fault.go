@@ -29,6 +29,9 @@ const (
 	// FaultBurst raises the loss and duplication probabilities to Loss and Dup on every
 	// link for For.
 	FaultBurst
+	// FaultRestore restores the one-way link From→To cut earlier (other cuts and any
+	// partition stay).
+	FaultRestore
 )
 
 // Any stands for every node in a FaultSpike link.
@@ -51,7 +54,7 @@ type Fault struct {
 
 var faultNames = map[FaultKind]string{
 	FaultCrash: "crash", FaultRestart: "restart", FaultPartition: "partition",
-	FaultCut: "cut", FaultHeal: "heal", FaultSpike: "spike", FaultSkew: "skew", FaultBurst: "burst",
+	FaultCut: "cut", FaultHeal: "heal", FaultSpike: "spike", FaultSkew: "skew", FaultBurst: "burst", FaultRestore: "restore",
 }
 
 func (k FaultKind) String() string {
@@ -85,6 +88,8 @@ func (f *Fault) describe(names []string) string {
 		return strings.Join(gs, " | ") + " | rest"
 	case FaultCut:
 		return name(f.From) + " -/-> " + name(f.To)
+	case FaultRestore:
+		return name(f.From) + " ---> " + name(f.To)
 	case FaultHeal:
 		return "all links restored"
 	case FaultSpike:

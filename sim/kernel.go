@@ -732,6 +732,8 @@ func (k *Kernel) applyFault(f *Fault) {
 		}
 	case FaultCut:
 		k.links[int(f.From)*len(k.nodes)+int(f.To)].cut = true
+	case FaultRestore:
+		k.links[int(f.From)*len(k.nodes)+int(f.To)].cut = false
 	case FaultHeal:
 		k.partitioned = false
 		for i := range k.links {
