@@ -234,7 +234,11 @@ func New(cfg Config) (*Kernel, error) {
 		k.links[int(l.From)*n+int(l.To)].lat = l.Latency
 	}
 	k.knobs = cfg.Network.Knobs()
+	// Every node is up from time 0; their Start inputs are the first events, in node
+	// order, so a message sent at start to a later node is not lost.
 	for i := range k.nodes {
+		k.nodes[i].node = k.nodes[i].spec.New()
+		k.nodes[i].up = true
 		k.q.push(0, event{kind: evStart, node: NodeID(i)})
 	}
 	return k, nil
@@ -358,9 +362,9 @@ func (k *Kernel) Result() *Result {
 func (k *Kernel) dispatch(ev *event) bool {
 	switch ev.kind {
 	case evStart:
-		rt := &k.nodes[ev.node]
-		rt.node = rt.spec.New()
-		rt.up = true
+		if !k.nodes[ev.node].up {
+			return false
+		}
 		k.call(ev.node, Input{Kind: Start}, nil)
 	case evDeliver:
 		rt := &k.nodes[ev.node]

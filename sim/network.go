@@ -192,17 +192,37 @@ func driftOf(t Time, ppm int64) Time {
 	return Time(q*ppm + r*ppm/1_000_000)
 }
 
-// Global returns the earliest global time at which the clock reads at least local.
+// Global returns the earliest global time at which the clock reads at least local
+// (saturating at the largest Time). Local is non-decreasing in t for any drift above
+// -10⁶ ppm, so a binary search around the floating-point estimate is exact.
 func (c Clock) Global(local Time) Time {
 	if c.DriftPPM == 0 {
 		return local - Time(c.Offset)
 	}
-	g := Time(float64(local-Time(c.Offset)) * 1e6 / float64(1_000_000+c.DriftPPM))
-	for c.Local(g) < local {
-		g++
+	est := float64(local-Time(c.Offset)) * 1e6 / float64(1_000_000+c.DriftPPM)
+	const limit = Time(math.MaxInt64 / 4)
+	if est >= float64(limit) {
+		return limit
 	}
-	for c.Local(g-1) >= local {
-		g--
+	g := Time(est)
+	// Bracket [lo, hi] with Local(lo) < local <= Local(hi), widening geometrically.
+	lo, hi := g, g
+	for step := Time(1); c.Local(lo) >= local; step *= 2 {
+		lo = g - step
 	}
-	return g
+	for step := Time(1); c.Local(hi) < local; step *= 2 {
+		if hi >= limit {
+			return limit
+		}
+		hi = min(g+step, limit)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if c.Local(mid) >= local {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }

@@ -172,8 +172,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return nil, flag.ErrHelp
+				return nil, flag.ErrHelp // Parse has printed the usage
 			}
 			return nil, usageErr("%s: %v (see 'simrun %s -h')", fs.Name(), err, fs.Name())
 		}

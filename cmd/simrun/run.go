@@ -45,7 +45,7 @@ func cmdRun(e *env, args []string) error {
 	format := fs.String("format", "text", "output: text, json or mermaid")
 	events := fs.Int("events", 80, "mermaid: draw at most `N` events (0 = all)")
 	out := fs.String("out", "", "experiments: write CSV (and plots) to `DIR`")
-	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR`")
+	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR` (default: next to --trace)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -82,6 +82,10 @@ func cmdRun(e *env, args []string) error {
 		return runExperiment(e, sc, seed, params, *out, *format)
 	}
 	o := scenarios.Options{Seed: seed, Params: params, ArtifactDir: *artifacts}
+	if o.ArtifactDir == "" && *tracePath != "" {
+		// Visualizations of illegal histories go next to the trace.
+		o.ArtifactDir = filepath.Dir(*tracePath)
+	}
 	if *faultsPath != "" {
 		plan, err := faults.Load(*faultsPath)
 		if err != nil {

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"simrun/scenarios"
+)
+
+// cli runs the command line in-process and returns the exit code and both streams.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = runMain(&env{stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// oneLineErr checks the bad-input contract: exit 2 and exactly one line on stderr.
+func oneLineErr(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, _, stderr := cli(t, args...)
+	if code != 2 {
+		t.Fatalf("%v: exit %d, want 2 (stderr %q)", args, code, stderr)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "simrun: ") {
+		t.Fatalf("%v: stderr is not one line: %q", args, stderr)
+	}
+	if !strings.Contains(stderr, want) {
+		t.Fatalf("%v: stderr %q does not mention %q", args, stderr, want)
+	}
+}
+
+func TestDefaultRunPrintsSuiteTable(t *testing.T) {
+	code, out, errs := cli(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "scenario") || !strings.Contains(lines[0], "verdict") {
+		t.Fatalf("no table header: %q", lines[0])
+	}
+	if len(lines)-1 != len(scenarios.Suite()) {
+		t.Fatalf("%d rows for %d suite scenarios", len(lines)-1, len(scenarios.Suite()))
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(strings.TrimSpace(l), "ok") {
+			t.Errorf("suite row not ok: %s", l)
+		}
+	}
+}
+
+func TestListFirstWordIsAScenario(t *testing.T) {
+	code, out, _ := cli(t, "list")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		name := strings.Fields(l)[0]
+		if _, err := scenarios.Lookup(name); err != nil {
+			t.Fatalf("list line %q: %v", l, err)
+		}
+		n++
+	}
+	if n != len(scenarios.All()) {
+		t.Fatalf("%d lines for %d scenarios", n, len(scenarios.All()))
+	}
+}
+
+func TestRunTraceReplayRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "c.jsonl")
+	for _, run := range [][]string{
+		{"run", "demo/faults", "--seed", "4", "--trace", a},
+		{"run", "demo/faults", "--trace", b, "--seed", "4"}, // flags in any order
+		{"run", "demo/faults", "--seed", "5", "--trace", c},
+	} {
+		if code, out, errs := cli(t, run...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", run, code, out, errs)
+		}
+	}
+	ta, _ := os.ReadFile(a)
+	tb, _ := os.ReadFile(b)
+	tc, _ := os.ReadFile(c)
+	if !bytes.Equal(ta, tb) {
+		t.Fatal("same seed, different trace files")
+	}
+	if bytes.Equal(ta, tc) {
+		t.Fatal("different seeds, same trace")
+	}
+	code, out, _ := cli(t, "replay", a)
+	if code != 0 || !strings.Contains(out, "replay ok") {
+		t.Fatalf("replay of an untouched trace: exit %d, %q", code, out)
+	}
+	// Edit one event line: replay must fail naming that line.
+	lines := strings.Split(string(ta), "\n")
+	lines[10] = strings.Replace(lines[10], `"t":`, `"t":1`, 1)
+	edited := filepath.Join(dir, "edited.jsonl")
+	if err := os.WriteFile(edited, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cli(t, "replay", edited)
+	if code != 1 || !strings.Contains(errs, "differs at line 11") || !strings.Contains(out, "line 11 differs") {
+		t.Fatalf("edited trace: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// A truncated trace differs at its end.
+	trunc := filepath.Join(dir, "trunc.jsonl")
+	_ = os.WriteFile(trunc, []byte(strings.Join(lines[:5], "\n")+"\n"), 0o644)
+	if code, _, errs := cli(t, "replay", trunc); code != 1 || !strings.Contains(errs, "line 6") {
+		t.Fatalf("truncated trace: exit %d, %q", code, errs)
+	}
+}
+
+func TestRunWithFaultsFileReplays(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	_ = os.WriteFile(plan, []byte(`{"events":[{"at":"100ms","kind":"crash","node":"s"},{"at":"400ms","kind":"restart","node":"s"}]}`), 0o644)
+	tr := filepath.Join(dir, "t.jsonl")
+	code, out, errs := cli(t, "run", "demo/happy", "--faults", plan, "--trace", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "crash s@100ms, restart s@400ms") {
+		t.Fatalf("report does not show the plan: %s", out)
+	}
+	if code, out, _ := cli(t, "replay", tr); code != 0 {
+		t.Fatalf("replay: exit %d %s", code, out)
+	}
+}
+
+func TestRunFormats(t *testing.T) {
+	code, out, _ := cli(t, "run", "demo/faults", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"verdicts"`) || !strings.Contains(out, `"by_kind"`) {
+		t.Fatalf("json: exit %d %.200s", code, out)
+	}
+	code, out, _ = cli(t, "run", "demo/faults", "--format", "mermaid", "--events", "12")
+	if code != 0 || !strings.HasPrefix(out, "sequenceDiagram\n") || !strings.Contains(out, "more events not shown") {
+		t.Fatalf("mermaid: exit %d %.300s", code, out)
+	}
+	if n := strings.Count(out, "->>"); n == 0 || n > 12 {
+		t.Fatalf("mermaid: %d arrows for 12 events", n)
+	}
+	code, out, _ = cli(t, "run", "demo/lossy")
+	if code != 0 || !strings.Contains(out, "assumption-breaking knobs on: loss=0.1; duplicate=0.1; reorder=0.2") {
+		t.Fatalf("lossy run does not list its knobs: %s", out)
+	}
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, name := range commandNames() {
+		code, out, _ := cli(t, name, "-h")
+		if code != 0 || strings.Count(out, "usage: simrun "+name) != 1 {
+			t.Errorf("%s -h: exit %d, want the usage once: %q", name, code, out)
+		}
+	}
+	if code, out, _ := cli(t, "-h"); code != 0 || !strings.Contains(out, "exit codes") {
+		t.Errorf("simrun -h: exit %d", code)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	badPlan := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(badPlan, []byte(`[{"at":"1s","kind":"restart","node":"s"}]`), 0o644)
+	unknownNode := filepath.Join(dir, "unknown.json")
+	_ = os.WriteFile(unknownNode, []byte(`[{"at":"1s","kind":"crash","node":"zz"}]`), 0o644)
+	notTrace := filepath.Join(dir, "not.jsonl")
+	_ = os.WriteFile(notTrace, []byte("hello\n"), 0o644)
+	oneLineErr(t, `unknown command "frobnicate"`, "frobnicate")
+	oneLineErr(t, `unknown scenario "nope"`, "run", "nope")
+	oneLineErr(t, "missing argument", "run")
+	oneLineErr(t, `unexpected argument "extra"`, "run", "demo/happy", "extra")
+	oneLineErr(t, `--seed "x"`, "run", "demo/happy", "--seed", "x")
+	oneLineErr(t, `--seed "-1"`, "run", "demo/happy", "--seed", "-1")
+	oneLineErr(t, "flag provided but not defined", "run", "demo/happy", "--sed", "1")
+	oneLineErr(t, `--format "xml"`, "run", "demo/happy", "--format", "xml")
+	oneLineErr(t, `unknown parameter "colour"`, "run", "demo/happy", "-p", "colour=red")
+	oneLineErr(t, `malformed parameter "ops"`, "run", "demo/happy", "-p", "ops")
+	oneLineErr(t, `ops="many"`, "run", "demo/happy", "-p", "ops=many")
+	oneLineErr(t, `retry="0s"`, "run", "demo/happy", "-p", "retry=0s")
+	oneLineErr(t, `entry 0 (restart): field "node"`, "run", "demo/happy", "--faults", badPlan)
+	oneLineErr(t, `unknown node "zz"`, "run", "demo/happy", "--faults", unknownNode)
+	oneLineErr(t, "no such file", "run", "demo/happy", "--faults", filepath.Join(dir, "missing.json"))
+	oneLineErr(t, "no such file", "replay", filepath.Join(dir, "missing.jsonl"))
+	oneLineErr(t, "not a simrun trace", "replay", notTrace)
+	oneLineErr(t, "--trace", "run", "demo/happy", "--trace", filepath.Join(dir, "no", "such", "dir", "t.jsonl"))
+	// A bad plan must not leave a trace file behind.
+	tr := filepath.Join(dir, "never.jsonl")
+	cli(t, "run", "demo/happy", "--faults", badPlan, "--trace", tr)
+	if _, err := os.Stat(tr); err == nil {
+		t.Fatal("a rejected run created its trace file")
+	}
+}
+
+func TestViolationExitsOneWithReproduce(t *testing.T) {
+	// A 1ms bound cannot hold while the server is down for 300ms.
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	_ = os.WriteFile(plan, []byte(`[{"at":"100ms","kind":"crash","node":"s"},{"at":"400ms","kind":"restart","node":"s"}]`), 0o644)
+	code, out, errs := cli(t, "run", "demo/happy", "-p", "bound=1ms", "--faults", plan)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errs)
+	}
+	want := "simrun run demo/happy --seed 1 -p bound=1ms --faults " + plan
+	if !strings.Contains(out, "reproduce "+want) || !strings.Contains(errs, want) {
+		t.Fatalf("no reproduce command %q in\n%s\n%s", want, out, errs)
+	}
+	if !strings.Contains(out, "liveness demo/completes") {
+		t.Fatalf("verdict not shown: %s", out)
+	}
+}
