@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -38,18 +40,44 @@ const DefaultLinTimeout = 30 * time.Second
 // LinResult is the outcome of a linearizability check.
 type LinResult struct {
 	Result porcupine.CheckResult
-	// Key is the first partition found illegal (or undecided).
+	// Key is the first partition (in sorted order) found illegal; "" when the check
+	// timed out before one was found.
 	Key string
 	// Info allows visualizing the illegal partition.
 	Info  porcupine.LinearizationInfo
 	Model porcupine.Model
 	Ops   int
 	Keys  int
+	// Err is set (with Result Unknown) when the model panicked: a bug in the model or
+	// in the extractor that built its inputs, never a verdict on the protocol.
+	Err error
+	// Located reports that Key and Info name the illegal partition (false when the
+	// history is illegal but finding the partition timed out).
+	Located bool
 }
 
-// CheckLinearizable checks ops against model, partition by partition (keys in sorted
-// order, so the reported partition is deterministic), within timeout overall.
+// CheckLinearizable checks ops against model, partition by partition (by Operation.Key,
+// then by the model's own Partition function if it has one), within timeout overall.
+//
+// Every partition is checked at once, in parallel (porcupine runs partitions on their
+// own goroutines) and without the bookkeeping for visualization; only if the history
+// is illegal are the keys re-checked one by one in sorted order, with that bookkeeping,
+// to name the first illegal key and visualize it: the reported key does not depend on
+// scheduling. Reaching the timeout gives Unknown, never Ok. A panic in the model
+// (porcupine calls it on its own goroutines, where a panic would kill the process) is
+// caught and reported in Err.
 func CheckLinearizable(model porcupine.Model, ops []Operation, timeout time.Duration) LinResult {
+	return checkKeyed(func(string) porcupine.Model { return model }, true, ops, timeout)
+}
+
+// CheckLinearizableKeyed is CheckLinearizable with a model per key: modelFor is called
+// once for each distinct Operation.Key, e.g. to check each pool against a Pool of its
+// own units. LinResult.Model is the model of the reported key.
+func CheckLinearizableKeyed(modelFor func(key string) porcupine.Model, ops []Operation, timeout time.Duration) LinResult {
+	return checkKeyed(modelFor, false, ops, timeout)
+}
+
+func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Operation, timeout time.Duration) LinResult {
 	byKey := map[string][]porcupine.Operation{}
 	for _, o := range ops {
 		ret := o.Return
@@ -66,21 +94,183 @@ func CheckLinearizable(model porcupine.Model, ops []Operation, timeout time.Dura
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	res := LinResult{Result: porcupine.Ok, Model: model, Ops: len(ops), Keys: len(keys)}
-	deadline := time.Now().Add(timeout)
-	for _, k := range keys {
+	res := LinResult{Result: porcupine.Ok, Ops: len(ops), Keys: len(keys)}
+	if len(keys) == 0 {
+		res.Model = modelFor("")
+		return res
+	}
+	// One guarded model per key (the same one for every key when same).
+	var failures []func() error
+	failure := func() error {
+		for _, f := range failures {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	models := make([]porcupine.Model, len(keys))
+	for i, k := range keys {
+		if same && i > 0 {
+			models[i] = models[0]
+			continue
+		}
+		m, f := guardModel(modelFor(k))
+		models[i], failures = m, append(failures, f)
+	}
+
+	// Phase 1: every partition at once.
+	var parts [][]porcupine.Operation
+	for i, k := range keys {
+		sub := [][]porcupine.Operation{byKey[k]}
+		if models[i].Partition != nil {
+			sub = models[i].Partition(byKey[k])
+		}
+		if !same {
+			sub = tagParts(sub, i)
+		}
+		parts = append(parts, sub...)
+	}
+	all := models[0]
+	if !same {
+		all = taggedModel(models)
+	}
+	all.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
+	all.PartitionEvent = nil
+	start := time.Now()
+	r := porcupine.CheckOperationsTimeout(all, parts[0], timeout) // porcupine only hands parts[0] to Partition
+	if err := failure(); err != nil {
+		res.Result, res.Err = porcupine.Unknown, err
+		return res
+	}
+	if r != porcupine.Illegal {
+		res.Result, res.Model = r, models[0]
+		return res
+	}
+
+	// Phase 2: find and visualize the first illegal key.
+	res.Result, res.Model = porcupine.Illegal, models[0]
+	deadline := start.Add(2 * timeout) // as long again to locate what phase 1 found
+	for i, k := range keys {
 		left := time.Until(deadline)
 		if left <= 0 {
-			res.Result, res.Key = porcupine.Unknown, k
+			break
+		}
+		r, info := porcupine.CheckOperationsVerbose(models[i], byKey[k], left)
+		if err := failure(); err != nil {
+			res.Result, res.Err = porcupine.Unknown, err
 			return res
 		}
-		r, info := porcupine.CheckOperationsVerbose(model, byKey[k], left)
-		if r != porcupine.Ok {
-			res.Result, res.Key, res.Info = r, k, info
+		if r == porcupine.Illegal {
+			res.Key, res.Info, res.Model, res.Located = k, info, models[i], true
 			return res
 		}
 	}
+	// Phase 1 proved the history illegal; locating the key ran out of time.
 	return res
+}
+
+// tagged is an input of the combined model of CheckLinearizableKeyed: the index of
+// its key's model and the original input.
+type tagged struct {
+	m  int
+	in any
+}
+
+// taggedState is a state of the combined model; m < 0 before the first step.
+type taggedState struct {
+	m  int
+	st any
+}
+
+func tagParts(parts [][]porcupine.Operation, m int) [][]porcupine.Operation {
+	out := make([][]porcupine.Operation, len(parts))
+	for i, p := range parts {
+		q := make([]porcupine.Operation, len(p))
+		for j, o := range p {
+			o.Input = tagged{m: m, in: o.Input}
+			q[j] = o
+		}
+		out[i] = q
+	}
+	return out
+}
+
+// taggedModel runs each partition with its key's model: the partition's first step
+// picks the model (every input of a partition carries the same index).
+func taggedModel(models []porcupine.Model) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return taggedState{m: -1} },
+		Step: func(state, input, output any) (bool, any) {
+			s, in := state.(taggedState), input.(tagged)
+			if s.m < 0 {
+				s = taggedState{m: in.m, st: models[in.m].Init()}
+			}
+			ok, next := models[in.m].Step(s.st, in.in, output)
+			return ok, taggedState{m: in.m, st: next}
+		},
+		Equal: func(a, b any) bool {
+			x, y := a.(taggedState), b.(taggedState)
+			if x.m != y.m {
+				return false
+			}
+			if x.m < 0 {
+				return true
+			}
+			if eq := models[x.m].Equal; eq != nil {
+				return eq(x.st, y.st)
+			}
+			return x.st == y.st
+		},
+		Hash: func(state any) uint64 {
+			s := state.(taggedState)
+			if s.m < 0 || models[s.m].Hash == nil {
+				return 0
+			}
+			return models[s.m].Hash(s.st)
+		},
+	}
+}
+
+// guardModel wraps the model's step functions so that a panic is recorded (and the
+// step refused) instead of crashing the process from one of porcupine's goroutines.
+func guardModel(m porcupine.Model) (porcupine.Model, func() error) {
+	var mu sync.Mutex
+	var first error
+	record := func(x any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = fmt.Errorf("linearizability model panicked: %v", x)
+		}
+	}
+	if step := m.Step; step != nil {
+		m.Step = func(state, input, output any) (ok bool, next any) {
+			defer func() {
+				if x := recover(); x != nil {
+					record(x)
+					ok, next = false, state
+				}
+			}()
+			return step(state, input, output)
+		}
+	}
+	if step := m.StepContext; step != nil {
+		m.StepContext = func(ctx context.Context, state, input, output any) (ok bool, next any) {
+			defer func() {
+				if x := recover(); x != nil {
+					record(x)
+					ok, next = false, state
+				}
+			}()
+			return step(ctx, state, input, output)
+		}
+	}
+	return m, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	}
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -90,6 +280,19 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // visualization of the failing partition into the run's artifact directory (when one
 // is set); a timeout gives an inconclusive verdict, never ok.
 func Linearizable(name string, model porcupine.Model, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
+	return linearizable(name, func(ops []Operation, timeout time.Duration) LinResult {
+		return CheckLinearizable(model, ops, timeout)
+	}, extract, timeout)
+}
+
+// LinearizableKeyed is Linearizable with a model per key (see CheckLinearizableKeyed).
+func LinearizableKeyed(name string, modelFor func(key string) porcupine.Model, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
+	return linearizable(name, func(ops []Operation, timeout time.Duration) LinResult {
+		return CheckLinearizableKeyed(modelFor, ops, timeout)
+	}, extract, timeout)
+}
+
+func linearizable(name string, check func([]Operation, time.Duration) LinResult, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
 	if timeout <= 0 {
 		timeout = DefaultLinTimeout
 	}
@@ -101,12 +304,17 @@ func Linearizable(name string, model porcupine.Model, extract func(r *Run) ([]Op
 			if err != nil {
 				return err
 			}
-			res := CheckLinearizable(model, ops, timeout)
-			switch res.Result {
-			case porcupine.Ok:
+			res := check(ops, timeout)
+			switch {
+			case res.Err != nil:
+				return Inconclusive("%v", res.Err)
+			case res.Result == porcupine.Ok:
 				return nil
-			case porcupine.Unknown:
-				return Inconclusive("linearizability check of %d operations on %d keys timed out after %v at key %q", res.Ops, res.Keys, timeout, res.Key)
+			case res.Result == porcupine.Unknown:
+				return Inconclusive("linearizability check of %d operations on %d keys timed out after %v", res.Ops, res.Keys, timeout)
+			}
+			if !res.Located {
+				return fmt.Errorf("history of %d operations on %d keys is not linearizable (locating the key timed out)", res.Ops, res.Keys)
 			}
 			msg := fmt.Sprintf("history of key %q is not linearizable", res.Key)
 			if r.ArtifactDir != "" {

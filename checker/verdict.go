@@ -7,6 +7,31 @@
 // violation, a protocol crash (panic), a bound reached (possible livelock) and an
 // inconclusive check (unknown) are never folded into one another, and "unknown" is
 // never reported as ok.
+//
+// What is here:
+//   - History (history.go): the observations in order, with filters; Invariant (checked
+//     at every observation), Always (a fold over the history so far) and FinalStates
+//     (over the nodes' final states) build safety properties whose verdict names the
+//     first observation that breaks them. Bounded liveness ("after the heal at H every
+//     X completes by H+B") is scenarios.Bounded, over the Run's Settled time.
+//   - Linearizability (linearizability.go): Ops pairs call and return observations
+//     into Operations (an unanswered call is pending); CheckLinearizable partitions
+//     them by Operation.Key and then by the model's own Partition, and checks every
+//     partition at once on porcupine's goroutines. Only an illegal history is
+//     re-checked key by key, in sorted key order, to name the first illegal key and
+//     draw porcupine's HTML visualization of it into Run.ArtifactDir; so the key named
+//     does not depend on scheduling. A timeout gives Unknown; a panic in a model is
+//     caught (porcupine's goroutines would otherwise kill the process) and reported as
+//     Unknown too, since it is a bug in the check, not a verdict on the protocol.
+//   - Models (models.go): Register, KV, Counters, Semaphore, Pool, Queue and
+//     LeaseRegister, each documented with its input and output types. A nil output
+//     is a pending operation, accepted by every model from every state.
+//
+// Choices the issue left open: Operation.Call/Return are observation indices, not
+// virtual times (indices are a total order consistent with time, so operations
+// recorded in the same instant are still ordered the way they happened); refusals in
+// the allocation and lease models are strict by default (Refusals) because a refusal
+// while a unit is free is a liveness-relevant bug the protocols should not have.
 package checker
 
 import (
