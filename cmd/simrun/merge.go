@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"simrun/scenarios"
+)
+
+func init() {
+	register(&command{
+		name:  "merge",
+		args:  "SHARD.json... [--json FILE]",
+		short: "combine the JSON results of 'simrun sweep --shard i/n' into the summary of the unsharded sweep",
+		run:   cmdMerge,
+	})
+}
+
+func cmdMerge(e *env, args []string) error {
+	c := commands["merge"]
+	fs := newFlags(e, c)
+	jsonPath := fs.String("json", "", "write the merged result as JSON to `FILE` ('-' for stdout, instead of the summary)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErr("merge: missing shard files (usage: simrun merge %s)", c.args)
+	}
+	parts := make([]*scenarios.SweepResult, len(pos))
+	for i, path := range pos {
+		if parts[i], err = readSweepResult(path); err != nil {
+			return err
+		}
+	}
+	res, err := scenarios.MergeSweeps(parts, pos)
+	if err != nil {
+		return err
+	}
+	switch *jsonPath {
+	case "":
+		if err := res.WriteSummary(e.stdout); err != nil {
+			return err
+		}
+	case "-":
+		if _, err := e.stdout.Write(res.JSON()); err != nil {
+			return err
+		}
+	default:
+		if err := res.WriteSummary(e.stdout); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonPath, res.JSON(), 0o644); err != nil {
+			return usageErr("merge: --json: %v", err)
+		}
+		fmt.Fprintf(e.stdout, "result    %s\n", *jsonPath)
+	}
+	if !res.Passed() {
+		return violated("%s: %d of %d seeds failed", res.Scenario, res.Failed, res.Runs)
+	}
+	return nil
+}
+
+// readSweepResult reads one shard file; anything unreadable or not a sweep result is
+// bad input.
+func readSweepResult(path string) (*scenarios.SweepResult, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("merge: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r scenarios.SweepResult
+	if err := dec.Decode(&r); err != nil {
+		return nil, usageErr("merge: %s: not a sweep result: %s", path, oneLine(err.Error()))
+	}
+	if dec.More() {
+		return nil, usageErr("merge: %s: not a sweep result: trailing data", path)
+	}
+	if r.Format != scenarios.SweepFormat {
+		return nil, usageErr("merge: %s: not a sweep result (format %q, want %q)", path, r.Format, scenarios.SweepFormat)
+	}
+	return &r, nil
+}

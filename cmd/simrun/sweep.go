@@ -1,0 +1,242 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"simrun/checker/checkerbench"
+	"simrun/scenarios"
+	"simrun/scenarios/scenariotest"
+)
+
+func init() {
+	// The checker helper's benchmarks (issue 3), each beside its reference.
+	registerBench(benchPair{
+		name: "Sweep2Workers", bench: scenariotest.SweepBenchmark(2),
+		reference: "Sweep1Worker", ref: scenariotest.SweepBenchmark(1),
+		target: fmt.Sprintf("<= 0.56x (>= 1.8x speed-up; %d seeds of %s per op)", scenariotest.BenchSeeds, scenariotest.BenchScenario),
+	})
+	registerBench(benchPair{
+		name: "Linearizability", bench: checkerbench.Linearizability,
+		reference: "LinReplay", ref: checkerbench.Replay,
+		target: fmt.Sprintf("< 2s/op (%d ops on %d keys)", checkerbench.Ops, checkerbench.Keys),
+	})
+	register(&command{
+		name:  "sweep",
+		args:  "SCENARIO --seeds A-B [--workers N] [--shard i/n] [--json FILE] [-p name=value]... [--failures N] [--artifacts DIR]",
+		short: "run a scenario on a range of seeds in parallel; summary per verdict class, exit 1 if any seed failed",
+		run:   cmdSweep,
+	})
+}
+
+// parseSeedRange reads "A-B" (A <= B) or a single seed "N".
+func parseSeedRange(s string) (scenarios.SeedRange, error) {
+	bad := func(why string) error {
+		return usageErr("sweep: --seeds %q: %s (want FROM-TO, e.g. 1-1000)", s, why)
+	}
+	if strings.TrimSpace(s) == "" {
+		return scenarios.SeedRange{}, bad("empty")
+	}
+	a, b, isRange := strings.Cut(s, "-")
+	if !isRange {
+		b = a
+	}
+	from, err := strconv.ParseUint(a, 10, 64)
+	if err != nil {
+		return scenarios.SeedRange{}, bad(fmt.Sprintf("%q is not a non-negative integer", a))
+	}
+	to, err := strconv.ParseUint(b, 10, 64)
+	if err != nil {
+		return scenarios.SeedRange{}, bad(fmt.Sprintf("%q is not a non-negative integer", b))
+	}
+	if from > to {
+		return scenarios.SeedRange{}, bad("the range is empty")
+	}
+	if from == 0 && to == ^uint64(0) {
+		return scenarios.SeedRange{}, bad("the range is too large")
+	}
+	return scenarios.SeedRange{From: from, To: to}, nil
+}
+
+// parseShard reads "i/n" with 1 <= i <= n.
+func parseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, usageErr("sweep: --shard %q: want i/n, e.g. 2/8", s)
+	}
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, usageErr("sweep: --shard %q: want i/n with whole numbers, e.g. 2/8", s)
+	case n < 1:
+		return 0, 0, usageErr("sweep: --shard %q: the shard count must be at least 1", s)
+	case i < 1 || i > n:
+		return 0, 0, usageErr("sweep: --shard %q: the index must be between 1 and %d", s, n)
+	}
+	return i, n, nil
+}
+
+func cmdSweep(e *env, args []string) error {
+	c := commands["sweep"]
+	fs := newFlags(e, c)
+	seedsS := fs.String("seeds", "", "seeds to run: `FROM-TO`, both included (required)")
+	defWorkers := runtime.GOMAXPROCS(0)
+	workers := fs.Int("workers", defWorkers, "run `N` seeds at once, one per CPU by default")
+	shardS := fs.String("shard", "", "run only the `i/n`-th of n disjoint slices of the seeds (merge the shard files with 'simrun merge')")
+	jsonPath := fs.String("json", "", "write the result as JSON to `FILE` ('-' for stdout, instead of the summary)")
+	failures := fs.Int("failures", scenarios.DefaultFailureLimit, "list at most `N` failing seeds")
+	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR`")
+	var ps multiFlag
+	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := exactlyArgs(c, pos, 1); err != nil {
+		return err
+	}
+	seedsSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "seeds" {
+			seedsSet = true
+		}
+	})
+	if !seedsSet {
+		return usageErr("sweep: missing --seeds FROM-TO (e.g. --seeds 1-1000)")
+	}
+	seeds, err := parseSeedRange(*seedsS)
+	if err != nil {
+		return err
+	}
+	if *workers < 1 {
+		return usageErr("sweep: --workers %d: want at least 1", *workers)
+	}
+	if *failures < 1 {
+		return usageErr("sweep: --failures %d: want at least 1", *failures)
+	}
+	var shard, shards int
+	if *shardS != "" {
+		if shard, shards, err = parseShard(*shardS); err != nil {
+			return err
+		}
+	}
+	params, err := scenarios.ParseAssignments(ps)
+	if err != nil {
+		return usageErr("sweep: %v", err)
+	}
+	sc, err := scenarios.Lookup(pos[0])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if sc.Build == nil {
+		return usageErr("sweep: %s is an experiment: it has no seeds to sweep (use 'simrun run %s')", sc.Name, sc.Name)
+	}
+	o := scenarios.SweepOptions{
+		Scenario: sc.Name, Params: params, From: seeds.From, To: seeds.To, Workers: *workers,
+		Shard: shard, Shards: shards, FailureLimit: *failures, ArtifactDir: *artifacts,
+	}
+	// Refuse an unwritable --json before spending the sweep.
+	var out *os.File
+	if *jsonPath != "" && *jsonPath != "-" {
+		f, err := os.Create(*jsonPath)
+		if err != nil {
+			return usageErr("sweep: --json: %v", err)
+		}
+		out = f
+		defer out.Close()
+	}
+	total := seeds.Len()
+	if shards > 0 {
+		r, ok := scenarios.ShardRange(seeds, shard, shards)
+		total = 0
+		if ok {
+			total = r.Len()
+		}
+	}
+	var prog *progress
+	if e.tty {
+		prog = &progress{e: e, name: sc.Name, total: total, start: time.Now()}
+		o.Progress = prog.update
+	}
+	res, err := scenarios.Sweep(o)
+	if prog != nil {
+		prog.finish()
+	}
+	if err != nil {
+		if out != nil {
+			out.Close()
+			os.Remove(*jsonPath)
+		}
+		return err
+	}
+	switch {
+	case *jsonPath == "-":
+		if _, err := e.stdout.Write(res.JSON()); err != nil {
+			return err
+		}
+	default:
+		if err := res.WriteSummary(e.stdout); err != nil {
+			return err
+		}
+		if out != nil {
+			if _, err := out.Write(res.JSON()); err != nil {
+				return fmt.Errorf("--json: %w", err)
+			}
+			if err := out.Close(); err != nil {
+				return fmt.Errorf("--json: %w", err)
+			}
+			fmt.Fprintf(e.stdout, "result    %s\n", *jsonPath)
+		}
+	}
+	if !res.Passed() {
+		return violated("%s: %d of %d seeds failed", sc.Name, res.Failed, res.Runs)
+	}
+	return nil
+}
+
+// progress prints one self-overwriting line on a terminal's stderr: seeds done,
+// failures, seeds per second. Workers call update concurrently; it prints at most ten
+// times a second.
+type progress struct {
+	e     *env
+	name  string
+	total uint64
+	start time.Time
+
+	mu           sync.Mutex
+	last         time.Time
+	done, failed int64
+}
+
+func (p *progress) update(done, failed int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.failed = max(p.done, done), max(p.failed, failed)
+	if now := time.Now(); now.Sub(p.last) >= 100*time.Millisecond {
+		p.last = now
+		p.print()
+	}
+}
+
+func (p *progress) print() {
+	el := time.Since(p.start).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(p.done) / el
+	}
+	fmt.Fprintf(p.e.stderr, "\r%s: %d/%d seeds, %d failed, %.0f seeds/s ", p.name, p.done, p.total, p.failed, rate)
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.print()
+	fmt.Fprintf(p.e.stderr, "in %v\n", time.Since(p.start).Round(time.Millisecond))
+}
