@@ -23,48 +23,60 @@ var demoParams = []Param{
 	{Name: "bound", Default: "1s", Help: "liveness: each operation returns within this of max(its call, the faults settling)"},
 }
 
+// DemoPlan draws a demo scenario's own fault plan from the seed for the named nodes.
+type DemoPlan func(seed uint64, names []string, horizon time.Duration) (faults.Plan, error)
+
+// DemoNoFaults is the empty plan.
+func DemoNoFaults(uint64, []string, time.Duration) (faults.Plan, error) { return faults.Plan{}, nil }
+
+// DemoFaults is demo/faults' plan: the seeded generator at default intensity with at
+// most two nodes down at once.
+func DemoFaults(seed uint64, names []string, horizon time.Duration) (faults.Plan, error) {
+	p := faults.DefaultParams(horizon)
+	p.MaxDown = 2
+	return faults.Generate(seed, names, p)
+}
+
+// DemoSwarm is demo/swarm's plan: intensities drawn from the seed.
+func DemoSwarm(seed uint64, names []string, horizon time.Duration) (faults.Plan, error) {
+	limits := faults.DefaultParams(horizon)
+	limits.Crashes, limits.Partitions, limits.Spikes, limits.Skews = 8, 4, 4, 3
+	limits.MaxStep, limits.MaxDriftPPM = 20*time.Millisecond, 50_000
+	limits.MaxDown = 2
+	return faults.Generate(seed, names, faults.Swarm(seed, limits))
+}
+
 func init() {
 	Register(&Scenario{
 		Name: "demo/happy", Help: "demo counter service, no faults", Params: demoParams, Suite: true,
-		Build: func(b *Build) (*Setup, error) {
-			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
-				return faults.Plan{}, nil
-			}, sim.Network{})
-		},
+		Build: DemoBuild(DemoNoFaults, sim.Network{}, nil),
 	})
 	Register(&Scenario{
 		Name: "demo/faults", Help: "demo counter service under crashes, partitions and latency spikes", Params: demoParams, Suite: true,
-		Build: func(b *Build) (*Setup, error) {
-			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
-				p := faults.DefaultParams(horizon)
-				p.MaxDown = 2
-				return faults.Generate(b.Seed, names, p)
-			}, sim.Network{})
-		},
+		Build: DemoBuild(DemoFaults, sim.Network{}, nil),
 	})
 	Register(&Scenario{
 		Name: "demo/swarm", Help: "demo counter service, fault intensities drawn from the seed (swarm testing)", Params: demoParams, Suite: true,
-		Build: func(b *Build) (*Setup, error) {
-			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
-				limits := faults.DefaultParams(horizon)
-				limits.Crashes, limits.Partitions, limits.Spikes, limits.Skews = 8, 4, 4, 3
-				limits.MaxStep, limits.MaxDriftPPM = 20*time.Millisecond, 50_000
-				limits.MaxDown = 2
-				return faults.Generate(b.Seed, names, faults.Swarm(b.Seed, limits))
-			}, sim.Network{})
-		},
+		Build: DemoBuild(DemoSwarm, sim.Network{}, nil),
 	})
 	Register(&Scenario{
 		Name: "demo/lossy", Help: "demo counter service with message loss, duplication and reordering on", Params: demoParams, Suite: true,
-		Build: func(b *Build) (*Setup, error) {
-			return demoSetup(b, func(names []string, horizon time.Duration) (faults.Plan, error) {
-				return faults.Plan{}, nil
-			}, sim.Network{Loss: 0.1, Duplicate: 0.1, Reorder: 0.2})
-		},
+		Build: DemoBuild(DemoNoFaults, sim.Network{Loss: 0.1, Duplicate: 0.1, Reorder: 0.2}, nil),
 	})
 }
 
-func demoSetup(b *Build, gen func(names []string, horizon time.Duration) (faults.Plan, error), nw sim.Network) (*Setup, error) {
+// DemoBuild returns the Build function of a demo scenario with the given fault plan
+// generator and network. nodes, when set, replaces demo.System (tests use it to build
+// deliberately broken variants of the protocol and check that the properties catch
+// them).
+func DemoBuild(gen DemoPlan, nw sim.Network, nodes func(cfg *demo.Config, clients int) []sim.NodeSpec) func(*Build) (*Setup, error) {
+	if nodes == nil {
+		nodes = demo.System
+	}
+	return func(b *Build) (*Setup, error) { return demoSetup(b, gen, nw, nodes) }
+}
+
+func demoSetup(b *Build, gen DemoPlan, nw sim.Network, system func(cfg *demo.Config, clients int) []sim.NodeSpec) (*Setup, error) {
 	p := b.Params
 	clients := p.IntMin("clients", 1)
 	ops := p.IntMin("ops", 0)
@@ -80,12 +92,12 @@ func demoSetup(b *Build, gen func(names []string, horizon time.Duration) (faults
 		return nil, fmt.Errorf("parameter keys: at least one key")
 	}
 	cfg := &demo.Config{Server: 0, Keys: keys, Retry: retry, Think: think, AddFrac: 60}
-	nodes := demo.System(cfg, clients)
+	nodes := system(cfg, clients)
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	plan, err := b.FaultPlan(func() (faults.Plan, error) { return gen(names, horizon) })
+	plan, err := b.FaultPlan(func() (faults.Plan, error) { return gen(b.Seed, names, horizon) })
 	if err != nil {
 		return nil, err
 	}
@@ -100,12 +112,12 @@ func demoSetup(b *Build, gen func(names []string, horizon time.Duration) (faults
 			}
 		},
 		MaxTime:    sim.Time(horizon + bound + time.Minute),
-		Properties: DemoProperties(bound, clients, ops),
+		Properties: DemoProperties(bound, clients),
 	}, nil
 }
 
 // DemoProperties are the demo protocol's properties.
-func DemoProperties(bound time.Duration, clients, ops int) []checker.Property {
+func DemoProperties(bound time.Duration, clients int) []checker.Property {
 	return []checker.Property{
 		{
 			// Each (client, seq) is executed by the server at most once.
@@ -150,8 +162,11 @@ func DemoProperties(bound time.Duration, clients, ops int) []checker.Property {
 				return nil
 			},
 		},
+		// The counters behave like one linearizable map of counters, checked key by key.
+		checker.Linearizable("demo/linearizable", checker.Counters(), DemoOps, 0),
 		Bounded("demo/completes", bound, func(r *checker.Run) []Item {
-			// Every client performs all its operations; each returns within the bound.
+			// Every client performs all the operations it accepted (a Begin injected
+			// while it was down is lost with its work); each returns within the bound.
 			type id struct {
 				c sim.NodeID
 				s int64
@@ -159,8 +174,11 @@ func DemoProperties(bound time.Duration, clients, ops int) []checker.Property {
 			var items []Item
 			at := map[id]int{}
 			calls := map[sim.NodeID]int{}
+			owed := map[sim.NodeID]int{}
 			for _, o := range r.History() {
 				switch v := o.Value.(type) {
+				case demo.Begun:
+					owed[v.Client] += v.Ops
 				case demo.Call:
 					at[id{v.Client, v.Seq}] = len(items)
 					calls[v.Client]++
@@ -172,11 +190,34 @@ func DemoProperties(bound time.Duration, clients, ops int) []checker.Property {
 				}
 			}
 			for c := 1; c <= clients; c++ {
-				for n := calls[sim.NodeID(c)]; n < ops; n++ {
+				for n := calls[sim.NodeID(c)]; n < owed[sim.NodeID(c)]; n++ {
 					items = append(items, Item{Name: fmt.Sprintf("c%d#%d (never issued)", c, n+1)})
 				}
 			}
 			return items
 		}),
 	}
+}
+
+// DemoOps pairs the demo's call and return observations into operations on
+// checker.Counters, partitioned by key. A call still unanswered at the end of the run
+// is pending.
+func DemoOps(r *checker.Run) ([]checker.Operation, error) {
+	type id struct {
+		c sim.NodeID
+		s int64
+	}
+	return checker.Ops(r.History(), checker.CallReturn[demo.Call, demo.Return]{
+		Call: "call", Return: "return",
+		CallID:   func(c demo.Call) any { return id{c.Client, c.Seq} },
+		ReturnID: func(v demo.Return) any { return id{v.Client, v.Seq} },
+		Key:      func(c demo.Call) string { return c.Key },
+		Input: func(c demo.Call) any {
+			if c.Op == demo.OpAdd {
+				return checker.CounterInput{Op: checker.CounterAdd, Key: c.Key, Delta: c.Arg}
+			}
+			return checker.CounterInput{Op: checker.CounterGet, Key: c.Key}
+		},
+		Output: func(_ demo.Call, v demo.Return) any { return v.Value },
+	})
 }

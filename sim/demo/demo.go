@@ -11,9 +11,10 @@
 // repeated request from that table. Clients keep their sequence number and pending
 // request in stable storage too, so they resume after a crash.
 //
-// Observations: "call" (Call) when a client issues an operation, "return" (Return) when
-// its reply arrives, "applied" (Applied) when the server executes one. The history is
-// linearizable against a map of counters, partitioned by key.
+// Observations: "begin" (Begun) when a client accepts work, "call" (Call) when a client
+// issues an operation, "return" (Return) when its reply arrives, "applied" (Applied)
+// when the server executes one. The history is linearizable against a map of counters,
+// partitioned by key.
 package demo
 
 import (
@@ -76,6 +77,14 @@ type Return struct {
 	Value  int64
 }
 
+// Begun is observed when a client accepts a Begin: the operations it now owes. A Begin
+// injected while the client is down is lost, and so is the work it carried; liveness
+// properties count only the work a client accepted.
+type Begun struct {
+	Client sim.NodeID
+	Ops    int
+}
+
 // Applied is observed when the server executes a request (not when it answers a
 // duplicate from its table).
 type Applied struct {
@@ -92,9 +101,6 @@ type Config struct {
 	Retry   time.Duration // client re-send period
 	Think   time.Duration // client pause between a reply and its next operation
 	AddFrac int           // percentage of operations that are Adds
-	// NoDedup disables the server's duplicate detection (a deliberately broken
-	// variant for tests: retried requests are applied twice).
-	NoDedup bool
 }
 
 // ---- server ----
@@ -139,7 +145,7 @@ func (s *Server) Handle(in sim.Input, out *sim.Outbox) {
 		if !ok {
 			panic(fmt.Sprintf("demo server: unexpected %s", in.Msg.Kind()))
 		}
-		if l, ok := s.Last[req.Client]; ok && !s.cfg.NoDedup {
+		if l, ok := s.Last[req.Client]; ok {
 			if req.Seq == l.Seq {
 				out.Send(req.Client, Reply{Seq: req.Seq, Value: l.Value})
 				return
@@ -205,6 +211,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 	case sim.Receive:
 		switch m := in.Msg.(type) {
 		case Begin:
+			out.Observe("begin", Begun{Client: in.Self, Ops: m.Ops})
 			c.Remaining += m.Ops
 			if c.Pending == nil {
 				c.next(in, out)
