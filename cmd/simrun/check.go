@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"simrun/model"
+	"simrun/model/modelbench"
+	_ "simrun/model/twophase" // registers twophase, 2pc
+	"simrun/sim"
+)
+
+func init() {
+	register(&command{
+		name:  "check",
+		args:  "[MODEL] [-p name=value]... [--strategy bfs|dfs|random] [--workers N] [--max-states N] [--max-depth N] [--seed N] [--walks N] [--fair] [--trace FILE] [--json]",
+		short: "model-check a model exhaustively; alone, list the models",
+		run:   cmdCheck,
+	})
+	replayers[model.TraceEngine] = replayModel
+	registerBench(benchPair{
+		name: "TwoPhase7", bench: modelbench.TwoPhase(7, 1),
+		reference: "MapBFS7", ref: modelbench.MapBFS(7),
+		target: "TwoPhase7 < 1x MapBFS7 (a plain Go-map BFS of the same model)",
+	})
+	registerBench(benchPair{
+		name: "TwoPhase7x2", bench: modelbench.TwoPhase(7, 2),
+		reference: "TwoPhase7", ref: modelbench.TwoPhase(7, 1),
+		target: "TwoPhase7x2 <= 0.59x TwoPhase7 (>= 1.7x speed-up on 2 workers)",
+	})
+}
+
+// checkProgressEvery is how often the progress line is refreshed (tests lower it).
+var checkProgressEvery = time.Second
+
+// checkJSON is the --json output: one object.
+type checkJSON struct {
+	Model      string            `json:"model"`
+	Params     map[string]string `json:"params"`
+	Strategy   string            `json:"strategy"`
+	Workers    int               `json:"workers"`
+	Outcome    string            `json:"outcome"`
+	Bound      string            `json:"bound,omitempty"`
+	Fair       bool              `json:"fair,omitempty"`
+	Distinct   int64             `json:"distinct"`
+	Total      int64             `json:"total"`
+	Depth      int               `json:"depth"`
+	Seconds    float64           `json:"seconds"`
+	PerSec     float64           `json:"states_per_sec"`
+	PeakRSS    int64             `json:"peak_rss_bytes"`
+	SeenBytes  int64             `json:"seen_bytes"`
+	PerState   float64           `json:"seen_bytes_per_state"`
+	Collision  float64           `json:"collision_probability"`
+	Violation  *string           `json:"violation"`
+	Kind       string            `json:"violation_kind,omitempty"`
+	Trace      *string           `json:"trace"`
+	Properties []propJSON        `json:"properties"`
+}
+
+type propJSON struct {
+	Name   string   `json:"name"`
+	Kind   string   `json:"kind"`
+	Status string   `json:"status"`
+	Depth  int      `json:"depth,omitempty"`
+	Steps  []string `json:"steps,omitempty"`
+}
+
+func cmdCheck(e *env, args []string) error {
+	c := commands["check"]
+	fs := newFlags(e, c)
+	strategy := fs.String("strategy", "bfs", "search strategy: bfs, dfs or random")
+	workers := fs.Int("workers", 1, "BFS workers (`N` goroutines)")
+	maxStates := fs.Int64("max-states", 0, "stop after `N` distinct states (default: no bound)")
+	maxDepth := fs.Int("max-depth", 0, "explore at most `N` states deep (random: walk length, default 1000)")
+	seedS := fs.String("seed", "1", "random: seed of the walks")
+	walks := fs.Int("walks", 0, "random: number of walks (default 100)")
+	tracePath := fs.String("trace", "", "write the counterexample to `FILE` (default: a file in the temp directory)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	fair := fs.Bool("fair", false, "also check eventually-properties for fair cycles (weak fairness; bfs or dfs)")
+	var ps multiFlag
+	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(pos) == 0 {
+		if len(set) > 0 {
+			return usageErr("check: flags need a MODEL (run 'simrun check' alone for the list)")
+		}
+		return listModels(e.stdout)
+	}
+	if err := exactlyArgs(c, pos, 1); err != nil {
+		return err
+	}
+	st, err := model.ParseStrategy(*strategy)
+	if err != nil {
+		return usageErr("check: --strategy: %v", err)
+	}
+	for _, b := range []struct {
+		name string
+		v    int64
+	}{{"workers", int64(*workers)}, {"max-states", *maxStates}, {"max-depth", int64(*maxDepth)}, {"walks", int64(*walks)}} {
+		if (set[b.name] || b.name == "workers") && b.v <= 0 {
+			return usageErr("check: --%s must be > 0 (got %d)", b.name, b.v)
+		}
+	}
+	if *workers > 255 {
+		return usageErr("check: --workers must be <= 255")
+	}
+	if *workers > 1 && st != model.BFS {
+		return usageErr("check: --workers applies to bfs only (%s runs on one worker)", st)
+	}
+	if (set["walks"] || set["seed"]) && st != model.Random {
+		return usageErr("check: --walks and --seed apply to --strategy random")
+	}
+	if *fair && st == model.Random {
+		return usageErr("check: --fair needs a complete search (bfs or dfs)")
+	}
+	seed, err := parseSeed(*seedS)
+	if err != nil {
+		return err
+	}
+	params, err := model.ParseAssignments(ps)
+	if err != nil {
+		return usageErr("check: %v", err)
+	}
+	m, err := model.Lookup(pos[0])
+	if err != nil {
+		return usageErr("check: %v", err)
+	}
+	sys, p, err := m.Instantiate(params)
+	if err != nil {
+		return usageErr("check: %s", oneLine(err.Error()))
+	}
+	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: *fair}
+	progressed := false
+	o.ProgressEvery = checkProgressEvery
+	if e.tty {
+		o.Progress = func(s model.Stats) {
+			progressed = true
+			fmt.Fprintf(e.stderr, "\rcheck %s: %d distinct, %d generated, queue %d, %.0f states/s, %.0fs   ",
+				m.Name, s.Distinct, s.Total, s.Queue, s.StatesPerSec, s.Seconds)
+		}
+	}
+	res, err := model.Check(sys, o)
+	if progressed {
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		var ie *model.InternalError
+		if errors.As(err, &ie) {
+			return fmt.Errorf("check %s: %v", m.Name, ie.Value)
+		}
+		return usageErr("check: %s", oneLine(err.Error()))
+	}
+	var trace string
+	if v := res.Violation; v != nil && v.HasTrace {
+		trace = *tracePath
+		if trace == "" {
+			trace = filepath.Join(os.TempDir(), fmt.Sprintf("simrun-check-%s-%s.jsonl", slug(m.Name), slug(v.Name)))
+		}
+		hdr := model.TraceHeader{Format: sim.TraceFormat, Engine: model.TraceEngine, Scenario: m.Name, Seed: seed,
+			Params: p.Values(), Property: v.Name, Kind: v.Kind, Strategy: st.String(), Cycle: v.Cycle}
+		if err := writeTraceFile(trace, res, v, hdr); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		if err := writeCheckJSON(e.stdout, m, p, res, trace); err != nil {
+			return err
+		}
+	} else if err := writeCheckText(e.stdout, m, p, res, trace); err != nil {
+		return err
+	}
+	if v := res.Violation; v != nil {
+		if !v.HasTrace {
+			return violated("%s: %s %s: no reachable state satisfies it", m.Name, v.Kind, v.Name)
+		}
+		return violated("%s: %s %s violated at depth %d (trace %s; replay: simrun replay %s)", m.Name, v.Kind, v.Name, v.Depth, trace, trace)
+	}
+	return nil
+}
+
+func writeTraceFile(path string, res *model.Result, v *model.PropertyResult, hdr model.TraceHeader) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return usageErr("check: --trace: %v", err)
+	}
+	werr := res.WriteTrace(f, v, hdr)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("check: writing %s: %w", path, werr)
+	}
+	return nil
+}
+
+func listModels(w io.Writer) error {
+	all := model.All()
+	width := 0
+	for _, m := range all {
+		width = max(width, len(m.Name))
+	}
+	fmt.Fprintln(w, "models (simrun check MODEL [-p name=value]...):")
+	for _, m := range all {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, m.Name, m.Help)
+		for _, p := range m.Params {
+			fmt.Fprintf(w, "  %-*s    -p %s=%s  %s\n", width, "", p.Name, p.Default, p.Help)
+		}
+	}
+	return nil
+}
+
+func modelParams(p *model.Params) string {
+	vals := p.Values()
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + vals[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// maxSteps bounds the steps printed for one witness or counterexample.
+const maxSteps = 60
+
+func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Result, trace string) error {
+	fmt.Fprintf(w, "model     %s  %s\n", m.Name, modelParams(p))
+	fmt.Fprintf(w, "strategy  %s, %d %s\n", res.Strategy, res.Workers, plural(res.Workers, "worker", "workers"))
+	outcome := res.Outcome.String()
+	if res.Bound != "" {
+		outcome += " (" + res.Bound + "): counts so far"
+	}
+	if res.Fair {
+		outcome += "; eventually-properties also checked for fair cycles (weak fairness)"
+	}
+	fmt.Fprintf(w, "outcome   %s\n", outcome)
+	fmt.Fprintf(w, "states    %d distinct, %d generated, depth %d\n", res.Distinct, res.Total, res.Depth)
+	fmt.Fprintf(w, "time      %.3fs, %.0f states/s, peak RSS %.1f MiB\n", res.Seconds, res.StatesPerSec, float64(res.PeakRSS)/(1<<20))
+	coll := fmt.Sprintf("fingerprint collision probability %.2g (TLC's estimate)", res.Collision)
+	if res.Collision == 0 && res.Distinct > 0 {
+		coll = "fingerprint collisions: none possible or none estimated"
+	}
+	fmt.Fprintf(w, "seen-set  %.1f MiB, %.1f bytes/state; %s\n", float64(res.SeenBytes)/(1<<20), res.BytesPerState, coll)
+	fmt.Fprintln(w, "properties")
+	for _, pr := range res.Properties {
+		line := fmt.Sprintf("  %-10s %s: %s", pr.Kind, pr.Name, pr.Status)
+		if pr.HasTrace {
+			line += fmt.Sprintf(" (depth %d)", pr.Depth)
+		}
+		if pr.Cycle > 0 {
+			line += fmt.Sprintf(", a fair cycle back to step %d", pr.Cycle-1)
+		}
+		fmt.Fprintln(w, line)
+		if !pr.HasTrace {
+			continue
+		}
+		steps, err := res.Steps(pr)
+		if err != nil {
+			return err
+		}
+		for i, s := range steps {
+			if i == maxSteps {
+				fmt.Fprintf(w, "      … %d more steps\n", len(steps)-maxSteps)
+				break
+			}
+			fmt.Fprintf(w, "    %3d %s\n", i, s)
+		}
+	}
+	if trace != "" {
+		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", trace, trace)
+	}
+	return nil
+}
+
+func writeCheckJSON(w io.Writer, m *model.Model, p *model.Params, res *model.Result, trace string) error {
+	out := checkJSON{
+		Model: m.Name, Params: p.Values(), Strategy: res.Strategy.String(), Workers: res.Workers,
+		Outcome: res.Outcome.String(), Bound: res.Bound, Fair: res.Fair,
+		Distinct: res.Distinct, Total: res.Total, Depth: res.Depth, Seconds: res.Seconds, PerSec: res.StatesPerSec,
+		PeakRSS: res.PeakRSS, SeenBytes: res.SeenBytes, PerState: res.BytesPerState, Collision: res.Collision,
+	}
+	if v := res.Violation; v != nil {
+		name := v.Name
+		out.Violation, out.Kind = &name, v.Kind.String()
+	}
+	if trace != "" {
+		out.Trace = &trace
+	}
+	for _, pr := range res.Properties {
+		pj := propJSON{Name: pr.Name, Kind: pr.Kind.String(), Status: pr.Status.String(), Depth: pr.Depth}
+		if pr.HasTrace {
+			steps, err := res.Steps(pr)
+			if err != nil {
+				return err
+			}
+			pj.Steps = steps
+		}
+		out.Properties = append(out.Properties, pj)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// replayModel re-executes a model-checker trace (simrun replay dispatches on the
+// header's engine).
+func replayModel(data []byte) ([]byte, error) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	var h model.TraceHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, usageErr("replay: trace header: %v", err)
+	}
+	m, err := model.Lookup(h.Scenario)
+	if err != nil {
+		return nil, usageErr("replay: %v", err)
+	}
+	sys, _, err := m.Instantiate(h.Params)
+	if err != nil {
+		return nil, usageErr("replay: %s", oneLine(err.Error()))
+	}
+	out, err := model.Replay(sys, data)
+	if err != nil {
+		var ie *model.InternalError
+		if errors.As(err, &ie) {
+			return nil, err
+		}
+		return nil, usageErr("replay: %s", oneLine(err.Error()))
+	}
+	return out, nil
+}

@@ -1,0 +1,627 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"simrun/sim"
+)
+
+// actorSys is a validated Actors system compiled for the checker.
+type actorSys struct {
+	a         *Actors
+	n         int
+	names     []string
+	injBy     [][]Injection
+	crashable []bool
+	pairs     [][2]sim.NodeID
+	tick      time.Duration
+	discrete  bool
+
+	// Hash-consing pools (hash → value), shared by the workers: node states, storages
+	// and node slots that are equal (by their canonical encodings' 64-bit hashes, the
+	// same assumption the fingerprint makes) are stored once. Node states and slots
+	// are pooled per node (keyed by hash and node index): a node's behaviour may live in
+	// what the encoding skips (functions, its dynamic type), so equal encodings of two
+	// different nodes must not be merged. Storages are plain data, shared by all.
+	nodePool, storePool, slotPool sync.Map
+}
+
+// perNode keys a pool entry by hash and node index.
+func perNode(h uint64, n int) uint64 { return sim.Mix64(h ^ sim.Mix64(uint64(n)+0x6a09e667f3bcc909)) }
+
+func intern[T any](pool *sync.Map, h uint64, v T) T {
+	if old, ok := pool.Load(h); ok {
+		return old.(T)
+	}
+	old, _ := pool.LoadOrStore(h, v)
+	return old.(T)
+}
+
+// seal hashes and interns the node slots an action changed (all of them when the system
+// has more than 64 nodes), then fingerprints the state.
+func (x *actorSys) seal(t *State) {
+	for n, ns := range t.nodes {
+		if n < 64 && t.owned&(1<<n) == 0 && ns.hs != 0 {
+			continue
+		}
+		ns.hs = ns.hash()
+		t.nodes[n] = intern(&x.slotPool, perNode(ns.hs, n), ns)
+	}
+	t.owned = 0
+	t.fp = t.fingerprint()
+}
+
+// compile implements System.
+func (a *Actors) compile() (runner, error) {
+	if a == nil {
+		return nil, fmt.Errorf("model: nil actor system")
+	}
+	if err := a.validate(); err != nil {
+		name := a.Name
+		if name == "" {
+			name = "actor system"
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	x := &actorSys{a: a, n: len(a.Nodes), tick: a.Time.Tick, discrete: a.Time.Tick > 0}
+	for _, s := range a.Nodes {
+		x.names = append(x.names, s.Name)
+	}
+	x.injBy = make([][]Injection, x.n)
+	for _, in := range a.Inject {
+		x.injBy[in.To] = append(x.injBy[in.To], in)
+	}
+	x.crashable = make([]bool, x.n)
+	for i := range x.crashable {
+		x.crashable[i] = a.Crashes.Nodes == nil
+	}
+	for _, id := range a.Crashes.Nodes {
+		x.crashable[id] = true
+	}
+	if a.Cuts.Pairs != nil {
+		x.pairs = a.Cuts.Pairs
+	} else if a.Cuts.Budget > 0 {
+		for i := 0; i < x.n; i++ {
+			for j := 0; j < x.n; j++ {
+				if i != j && (a.Cuts.OneWay || i < j) {
+					x.pairs = append(x.pairs, [2]sim.NodeID{sim.NodeID(i), sim.NodeID(j)})
+				}
+			}
+		}
+	}
+	props := []Property[*State]{Always(noPanic, func(s *State) bool { return s.panic == nil })}
+	props = append(props, a.Properties...)
+	name := a.Name
+	if name == "" {
+		name = "actors"
+	}
+	sp := &Spec[*State]{
+		Name:        name,
+		Init:        func() []*State { return []*State{x.initial(nil)} },
+		Next:        x.next,
+		Fingerprint: func(s *State) uint64 { return s.fp },
+		Properties:  props,
+		Boundary:    a.Boundary,
+		Fairness:    x.fairness,
+		record:      x,
+	}
+	if err := sp.validate(); err != nil {
+		return nil, err
+	}
+	return &checker[*State]{sp: sp}, nil
+}
+
+// fairness is the weak-fairness assumption of actor systems (Options.Fair): the network
+// eventually delivers what stays deliverable on a link (FIFO: the link's head; unordered:
+// each message) — or loses it, if the link is cut; the environment eventually hands over
+// its next injection; a pending timer eventually fires (a due one, in discrete time);
+// the clock eventually ticks; a crashed node eventually restarts; a cut link is
+// eventually restored. Faults are not fair: crashes, cuts, losses, duplicates and clock
+// drift may happen, or not, forever.
+func (x *actorSys) fairness(s *State, a Action) (uint64, bool) {
+	kind, p1, p2 := unact(a)
+	switch kind {
+	case aDeliver, aLoseCut:
+		l := s.links[p1]
+		h := newHasher(aDeliver)
+		h.word(uint64(uint32(l.from))<<32 | uint64(uint32(l.to)))
+		if x.a.Network.Unordered {
+			h.word(l.msgs[p2].h)
+		}
+		return h.sum(), true
+	case aInject, aInjectLost:
+		return sim.Mix64(uint64(aInject)<<32 | uint64(p1)), true
+	case aTimer:
+		h := newHasher(aTimer)
+		h.word(uint64(p1))
+		h.word(s.nodes[p1].timers[p2].h)
+		return h.sum(), true
+	case aRestart, aRestore:
+		return sim.Mix64(uint64(kind)<<32 | uint64(p1)), true
+	case aTick:
+		return sim.Mix64(aTick), true
+	}
+	return 0, false
+}
+
+// Action labels: kind in the top byte, then two parameters.
+const (
+	aDeliver    = iota + 1 // link, message
+	aLoseCut               // delivery over a cut link: the message is lost
+	aDrop                  // lossy network drops a message
+	aDup                   // duplicating network copies a message
+	aInject                // node
+	aInjectLost            // node (down)
+	aTimer                 // node, timer
+	aCrash                 // node
+	aRestart               // node
+	aCut                   // pair
+	aRestore               // pair
+	aTick
+	aLag  // node
+	aLead // node
+)
+
+func act(kind, p1, p2 int) Action {
+	return Action(uint64(kind)<<56 | uint64(uint32(p1)&0xffffff)<<32 | uint64(uint32(p2)))
+}
+
+func unact(a Action) (kind, p1, p2 int) {
+	return int(a >> 56), int((a >> 32) & 0xffffff), int(uint32(a))
+}
+
+var outboxes = sync.Pool{New: func() any { return new(sim.Outbox) }}
+
+// initial builds the initial state: every node built, then Start handed to each in
+// node order (the system starts atomically). rec, when set, receives the start records.
+func (x *actorSys) initial(rec *[]sim.TraceRecord) *State {
+	t := &State{sys: x, nodes: make([]*nodeSlot, x.n)}
+	empty := sim.NewStorage()
+	emptyH := storageHash(empty)
+	empty = intern(&x.storePool, emptyH, empty)
+	for i, spec := range x.a.Nodes {
+		t.nodes[i] = &nodeSlot{node: spec.New(), store: empty, sh: emptyH}
+	}
+	if x.a.Ghost.Fold != nil {
+		t.ghost = x.a.Ghost.Init
+		t.ghostH = ghostHash(t.ghost)
+	}
+	for i := range t.nodes {
+		var r *sim.TraceRecord
+		if rec != nil {
+			r = &sim.TraceRecord{}
+		}
+		node := t.nodes[i].node
+		x.call(t, sim.NodeID(i), node, sim.Input{Kind: sim.Start}, sim.Mix64(uint64(i)+0x57a7), r)
+		if r != nil {
+			*rec = append(*rec, *r)
+		}
+		if t.panic != nil {
+			break
+		}
+	}
+	for i, ns := range t.nodes {
+		if ns.node != nil && ns.h == 0 {
+			ns = t.mut(sim.NodeID(i))
+			ns.h = nodeHash(ns.node)
+			ns.node = intern(&x.nodePool, perNode(ns.h, i), ns.node)
+		}
+		ns.hs = 0 // seal every slot
+	}
+	x.seal(t)
+	return t
+}
+
+func (x *actorSys) initRecords(*State) []sim.TraceRecord {
+	var recs []sim.TraceRecord
+	x.initial(&recs)
+	return recs
+}
+
+func (x *actorSys) stepRecord(s *State, a Action, _ *State) sim.TraceRecord {
+	var r sim.TraceRecord
+	x.apply(s, a, &r)
+	return r
+}
+
+// next enumerates the enabled actions of s in a fixed order: deliveries (links in
+// (from, to) order, with drop and duplicate variants), injections, timers, crashes,
+// restarts, cuts and restores, clock actions.
+func (x *actorSys) next(s *State, emit func(Action, *State)) {
+	if s.panic != nil {
+		return
+	}
+	a := x.a
+	nw := a.Network
+	try := func(ac Action) { emit(ac, x.apply(s, ac, nil)) }
+	for li, l := range s.links {
+		cut := s.Cut(l.from, l.to)
+		last := len(l.msgs)
+		if !nw.Unordered {
+			last = 1
+		}
+		for j := 0; j < last; j++ {
+			if j > 0 && l.msgs[j].h == l.msgs[j-1].h && l.msgs[j].sent == l.msgs[j-1].sent {
+				continue // an identical copy: same successors
+			}
+			if cut {
+				try(act(aLoseCut, li, j))
+				continue
+			}
+			try(act(aDeliver, li, j))
+			if nw.Lossy && (nw.MaxLosses == 0 || s.faults.Losses < nw.MaxLosses) {
+				try(act(aDrop, li, j))
+			}
+			if nw.Duplicating && s.faults.Duplicates < nw.MaxDuplicates {
+				try(act(aDup, li, j))
+			}
+		}
+	}
+	for n := 0; n < x.n; n++ {
+		k := int(s.nodes[n].inj)
+		if k >= len(x.injBy[n]) || (x.discrete && int32(x.injBy[n][k].At) > s.clock) {
+			continue
+		}
+		if s.nodes[n].node != nil {
+			try(act(aInject, n, 0))
+		} else {
+			try(act(aInjectLost, n, 0))
+		}
+	}
+	anyDue := false
+	for n := range s.nodes {
+		ns := s.nodes[n]
+		if ns.node == nil {
+			continue
+		}
+		for i, tm := range ns.timers {
+			if !x.discrete || tm.deadline <= ns.local {
+				anyDue = anyDue || x.discrete
+				try(act(aTimer, n, i))
+			}
+		}
+	}
+	if s.faults.Crashes < a.Crashes.Budget {
+		for n := range s.nodes {
+			if x.crashable[n] && s.nodes[n].node != nil {
+				try(act(aCrash, n, 0))
+			}
+		}
+	}
+	if !a.Crashes.NoRestart {
+		for n := range s.nodes {
+			if s.nodes[n].node == nil {
+				try(act(aRestart, n, 0))
+			}
+		}
+	}
+	for pi, p := range x.pairs {
+		if s.Cut(p[0], p[1]) {
+			try(act(aRestore, pi, 0))
+		} else if s.faults.Cuts < a.Cuts.Budget {
+			try(act(aCut, pi, 0))
+		}
+	}
+	if !x.discrete || anyDue {
+		return
+	}
+	if md := a.Time.MaxDelay; md > 0 {
+		for _, l := range s.links {
+			for _, e := range l.msgs {
+				if s.clock-e.sent >= int32(md) {
+					return // a message is due: it must be delivered or lost first
+				}
+			}
+		}
+	}
+	if s.clock < int32(a.Time.MaxTicks) {
+		try(act(aTick, 0, 0))
+		for n := range s.nodes {
+			if d := x.drift(n); d > 0 && s.clock+1-s.nodes[n].local <= d {
+				try(act(aLag, n, 0))
+			}
+		}
+	}
+	for n := range s.nodes {
+		if d := x.drift(n); d > 0 && s.nodes[n].local+1-s.clock <= d {
+			try(act(aLead, n, 0))
+		}
+	}
+}
+
+func (x *actorSys) drift(n int) int32 {
+	if x.a.Time.Drift == nil {
+		return 0
+	}
+	return int32(x.a.Time.Drift[n])
+}
+
+// apply performs action ac from s and returns the successor; rec, when set, receives
+// the action's trace record.
+func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
+	t := s.derive()
+	kind, p1, p2 := unact(ac)
+	rnd := sim.Mix64(s.fp ^ sim.Mix64(uint64(ac)+0x2545f4914f6cdd1d))
+	msgRec := func(ev string, l *link, e envelope, why string) {
+		if rec != nil {
+			*rec = sim.TraceRecord{Ev: ev, Node: x.names[l.to], From: x.names[l.from], Kind: e.msg.Kind(), Msg: e.msg, Why: why}
+		}
+	}
+	switch kind {
+	case aDeliver:
+		l := s.links[p1]
+		e := l.msgs[p2]
+		t.dequeue(p1, p2)
+		x.call(t, l.to, sim.CloneNode(t.nodes[l.to].node), sim.Input{Kind: sim.Receive, From: l.from, Msg: e.msg}, rnd, rec)
+	case aLoseCut, aDrop:
+		l := s.links[p1]
+		e := l.msgs[p2]
+		t.dequeue(p1, p2)
+		why := "partition"
+		if kind == aDrop {
+			why = "loss"
+			if x.a.Network.MaxLosses > 0 {
+				t.faults.Losses++
+			}
+		}
+		msgRec("lost", l, e, why)
+	case aDup:
+		l := s.links[p1]
+		e := l.msgs[p2]
+		t.enqueue(l.from, l.to, e, x.a.Network.Unordered)
+		t.faults.Duplicates++
+		msgRec("dup", l, e, "duplicate")
+	case aInject:
+		in := x.injBy[p1][s.nodes[p1].inj]
+		t.mut(sim.NodeID(p1)).inj++
+		x.call(t, sim.NodeID(p1), sim.CloneNode(t.nodes[p1].node), sim.Input{Kind: sim.Receive, From: sim.Env, Msg: in.Msg}, rnd, rec)
+	case aInjectLost:
+		in := x.injBy[p1][s.nodes[p1].inj]
+		t.mut(sim.NodeID(p1)).inj++
+		if rec != nil {
+			*rec = sim.TraceRecord{Ev: "lost", Node: x.names[p1], From: "env", Kind: in.Msg.Kind(), Msg: in.Msg, Why: "receiver down"}
+		}
+	case aTimer:
+		ns := t.mut(sim.NodeID(p1))
+		id := ns.timers[p2].id
+		ns.timers = slices.Delete(slices.Clone(ns.timers), p2, p2+1)
+		x.call(t, sim.NodeID(p1), sim.CloneNode(ns.node), sim.Input{Kind: sim.Timeout, Timer: id}, rnd, rec)
+	case aCrash:
+		ns := t.mut(sim.NodeID(p1))
+		ns.node, ns.h, ns.timers = nil, 0, nil
+		lost := t.dropTo(sim.NodeID(p1))
+		t.faults.Crashes++
+		if rec != nil {
+			*rec = sim.TraceRecord{Ev: "crash", Node: x.names[p1]}
+			if lost > 0 {
+				rec.Why = fmt.Sprintf("%d message(s) in flight to it lost", lost)
+			}
+		}
+	case aRestart:
+		x.call(t, sim.NodeID(p1), x.a.Nodes[p1].New(), sim.Input{Kind: sim.Restart}, rnd, rec)
+	case aCut, aRestore:
+		p := x.pairs[p1]
+		on := kind == aCut
+		t.setCut(p[0], p[1], on)
+		arrow := "-/-"
+		if !on {
+			arrow = "---"
+		}
+		if !x.a.Cuts.OneWay {
+			t.setCut(p[1], p[0], on)
+		} else {
+			arrow += ">"
+		}
+		if on {
+			t.faults.Cuts++
+		}
+		if rec != nil {
+			ev := "restore"
+			if on {
+				ev = "cut"
+			}
+			*rec = sim.TraceRecord{Ev: ev, Why: x.names[p[0]] + " " + arrow + " " + x.names[p[1]]}
+		}
+	case aTick, aLag:
+		t.clock++
+		for n := range t.nodes {
+			if kind == aLag && n == p1 {
+				continue
+			}
+			t.mut(sim.NodeID(n)).local++
+		}
+		if rec != nil {
+			*rec = sim.TraceRecord{Ev: "tick"}
+			if kind == aLag {
+				*rec = sim.TraceRecord{Ev: "skew", Node: x.names[p1], Why: "clock lags one tick"}
+			}
+		}
+	case aLead:
+		t.mut(sim.NodeID(p1)).local++
+		if rec != nil {
+			*rec = sim.TraceRecord{Ev: "skew", Node: x.names[p1], Why: "clock leads one tick"}
+		}
+	default:
+		panic(fmt.Sprintf("model: unknown action %#x", uint64(ac)))
+	}
+	if rec != nil {
+		rec.T = x.ticks(t.clock)
+	}
+	x.seal(t)
+	return t
+}
+
+// call hands input in to node n (node is the private copy that will handle it) and
+// applies its effects to t in the kernel's order: stable writes, timers, sends,
+// observations. A panic in the handler, or an invalid effect, leaves t as it was
+// before the call and marks it with the panic.
+func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd uint64, rec *sim.TraceRecord) {
+	ns := t.nodes[n]
+	in.Self = n
+	in.Now = x.ticks(ns.local)
+	in.Rand = rnd
+	in.Stable = ns.store.View()
+	out := outboxes.Get().(*sim.Outbox)
+	out.Reset()
+	defer outboxes.Put(out)
+	if rec != nil {
+		local := in.Now
+		*rec = sim.TraceRecord{Ev: in.Kind.String(), Node: x.names[n], Local: &local}
+		switch in.Kind {
+		case sim.Receive:
+			rec.From = "env"
+			if in.From != sim.Env {
+				rec.From = x.names[in.From]
+			} else {
+				rec.Ev = "inject"
+			}
+			rec.Kind, rec.Msg = in.Msg.Kind(), in.Msg
+		case sim.Timeout:
+			rec.Timer = string(in.Timer)
+		}
+	}
+	if pe := safeHandle(node, in, out); pe != nil {
+		x.markPanic(t, pe, rec)
+		return
+	}
+	// What effects may change, to undo it if an effect turns out invalid: node n's
+	// slot (mut may modify it in place), the link list, the ghost.
+	slot, links, ghost, ghostH := *t.nodes[n], slices.Clone(t.links), t.ghost, t.ghostH
+	if pe := x.effects(t, n, node, in, out, rec); pe != nil {
+		t.nodes[n], t.links, t.ghost, t.ghostH = &slot, links, ghost, ghostH
+		x.markPanic(t, pe, rec)
+	}
+}
+
+func (x *actorSys) markPanic(t *State, pe *sim.PanicError, rec *sim.TraceRecord) {
+	t.panic = pe
+	if rec != nil {
+		*rec = sim.TraceRecord{Ev: "panic", Node: x.names[pe.Node], Why: fmt.Sprint(pe.Value)}
+	}
+}
+
+func safeHandle(node sim.Node, in sim.Input, out *sim.Outbox) (pe *sim.PanicError) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe = &sim.PanicError{Node: in.Self, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	node.Handle(in, out)
+	return nil
+}
+
+func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, out *sim.Outbox, rec *sim.TraceRecord) (pe *sim.PanicError) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe = &sim.PanicError{Node: n, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	ns := t.mut(n)
+	if ws := out.Writes(); len(ws) > 0 {
+		st := ns.store.Clone()
+		st.Apply(ws)
+		ns.sh = storageHash(st)
+		ns.store = intern(&x.storePool, ns.sh, st)
+		if rec != nil {
+			for _, w := range ws {
+				if w.Delete {
+					rec.Out = append(rec.Out, sim.TraceEffect{Op: "delete", Key: w.Key})
+				} else {
+					rec.Out = append(rec.Out, sim.TraceEffect{Op: "store", Key: w.Key, Value: w.Value})
+				}
+			}
+		}
+	}
+	if ops := out.Timers(); len(ops) > 0 {
+		ts := slices.Clone(ns.timers)
+		for _, op := range ops {
+			i, found := slices.BinarySearchFunc(ts, op.ID, func(a timerSlot, id sim.TimerID) int {
+				switch {
+				case a.id < id:
+					return -1
+				case a.id > id:
+					return 1
+				}
+				return 0
+			})
+			if op.Cancel {
+				if found {
+					ts = slices.Delete(ts, i, i+1)
+				}
+				if rec != nil {
+					rec.Out = append(rec.Out, sim.TraceEffect{Op: "cancel", Timer: string(op.ID)})
+				}
+				continue
+			}
+			tm := timerSlot{id: op.ID, h: hashString(string(op.ID))}
+			if x.discrete {
+				tm.deadline = ns.local + int32((op.After+x.tick-1)/x.tick)
+			}
+			if found {
+				ts[i] = tm
+			} else {
+				ts = slices.Insert(ts, i, tm)
+			}
+			if rec != nil {
+				rec.Out = append(rec.Out, sim.TraceEffect{Op: "set", Timer: string(op.ID), After: op.After})
+			}
+		}
+		ns.timers = ts
+	}
+	for _, e := range out.Sends() {
+		if e.To < 0 || int(e.To) >= x.n {
+			panic(fmt.Sprintf("send of %s to unknown node %d", e.Msg.Kind(), e.To))
+		}
+		lost := ""
+		switch {
+		case t.nodes[e.To].node == nil && e.To != n:
+			lost = "receiver down"
+		case t.Cut(n, e.To):
+			lost = "partition"
+		default:
+			env := envelope{msg: e.Msg, h: msgHash(e.Msg)}
+			if x.a.Time.MaxDelay > 0 {
+				env.sent = t.clock
+			}
+			t.enqueue(n, e.To, env, x.a.Network.Unordered)
+		}
+		if rec != nil {
+			rec.Out = append(rec.Out, sim.TraceEffect{Op: "send", To: x.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, Lost: lost})
+		}
+	}
+	if k := out.NumObservations(); k > 0 {
+		for i := 0; i < k; i++ {
+			kind, v := out.Observation(i)
+			if x.a.Ghost.Fold != nil {
+				o := sim.Observation{Index: -1, Time: x.ticks(t.clock), Local: in.Now, Node: n, Kind: kind, Value: v}
+				t.ghost = x.a.Ghost.Fold(sim.DeepCopy(t.ghost), o)
+			}
+			if rec != nil {
+				rec.Out = append(rec.Out, sim.TraceEffect{Op: "obs", Kind: kind, Value: v})
+			}
+		}
+		if x.a.Ghost.Fold != nil {
+			t.ghostH = ghostHash(t.ghost)
+		}
+	}
+	ns.h = nodeHash(node)
+	ns.node = intern(&x.nodePool, perNode(ns.h, int(n)), node)
+	return nil
+}
+
+func nodeHash(n sim.Node) uint64 { return hashBytes(0x6e6f6465, sim.EncodeNode(nil, n)) }
+
+func storageHash(s *sim.Storage) uint64 { return hashBytes(0x73746f72, s.AppendState(nil)) }
+
+func ghostHash(g any) uint64 { return hashBytes(0x67686f73, sim.AppendCanonical(nil, g)) }
+
+func msgHash(m sim.Message) uint64 {
+	b := []byte(reflect.TypeOf(m).String())
+	b = append(b, 0)
+	return hashBytes(0x6d736721, sim.AppendCanonical(b, m))
+}

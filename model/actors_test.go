@@ -1,0 +1,424 @@
+package model
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"simrun/sim"
+)
+
+// msg is a test message.
+type msg struct{ N int }
+
+func (msg) Kind() string { return "Msg" }
+
+// scripted is a test node whose behaviour is a function; its state is Got (the
+// messages it received, in order) and Count (kept in stable storage too).
+type scripted struct {
+	F     func(n *scripted, in sim.Input, out *sim.Outbox)
+	Got   []int
+	Count int
+}
+
+func (n *scripted) Handle(in sim.Input, out *sim.Outbox) { n.F(n, in, out) }
+
+func node(name string, f func(n *scripted, in sim.Input, out *sim.Outbox)) sim.NodeSpec {
+	return sim.NodeSpec{Name: name, New: func() sim.Node { return &scripted{F: f} }}
+}
+
+// receiver records what it receives (volatile Got, stable "count").
+func receiver(n *scripted, in sim.Input, out *sim.Outbox) {
+	switch in.Kind {
+	case sim.Restart:
+		n.Count, _ = sim.Load[int](in.Stable, "count")
+	case sim.Receive:
+		m := in.Msg.(msg)
+		n.Got = append(n.Got, m.N)
+		n.Count++
+		out.Store("count", n.Count)
+		out.Observe("got", m.N)
+	}
+}
+
+// sender sends msg 1..3 to node 1 when the workload says go.
+func sender(n *scripted, in sim.Input, out *sim.Outbox) {
+	if in.Kind == sim.Receive && in.From == sim.Env {
+		for i := 1; i <= 3; i++ {
+			out.Send(1, msg{N: i})
+		}
+	}
+}
+
+func goInput() []Injection { return []Injection{{To: 0, Msg: msg{N: 0}}} }
+
+func got(s *State) []int {
+	r, _ := NodeAs[*scripted](s, 1)
+	if r == nil {
+		return nil
+	}
+	return r.Got
+}
+
+// seqGhost records the observed "got" values in order.
+var seqGhost = Ghost{Init: []int(nil), Fold: func(g any, o sim.Observation) any {
+	if o.Kind == "got" {
+		return append(g.([]int), o.Value.(int))
+	}
+	return g
+}}
+
+func TestFIFOAndUnordered(t *testing.T) {
+	inOrder := Always("in order", func(s *State) bool { return slices.IsSorted(GhostAs[[]int](s)) })
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver)}, Inject: goInput(), Ghost: seqGhost,
+		Properties: []Property[*State]{inOrder}}
+	res := mustCheck(t, sys, Options{})
+	// start, inject, then 3 deliveries in the only order: 5 states.
+	if res.Outcome != Complete || res.Distinct != 5 || res.Depth != 5 {
+		t.Fatalf("fifo: %v distinct %d depth %d", res.Outcome, res.Distinct, res.Depth)
+	}
+	sys.Network.Unordered = true
+	res = mustCheck(t, sys, Options{})
+	if res.Outcome != Violated || res.Violation.Name != "in order" {
+		t.Fatalf("unordered: %v", res.Outcome)
+	}
+	sys.Properties = []Property[*State]{Sometimes("3 first", func(s *State) bool {
+		g := GhostAs[[]int](s)
+		return len(g) > 0 && g[0] == 3
+	})}
+	res = mustCheck(t, sys, Options{})
+	// 1 + 1 + subsets of {1,2,3} delivered, each with its delivery order: 1+3+6+6 = 16 → 17
+	if res.Outcome != Complete || res.Distinct != 17 {
+		t.Fatalf("unordered: %v distinct %d", res.Outcome, res.Distinct)
+	}
+}
+
+func TestCrashSemanticsMatchTheSimulator(t *testing.T) {
+	sys := &Actors{
+		Nodes:   []sim.NodeSpec{node("a", sender), node("b", receiver)},
+		Inject:  goInput(),
+		Crashes: Crashes{Budget: 1, Nodes: []sim.NodeID{1}},
+		Properties: []Property[*State]{
+			// volatile state is rebuilt from stable storage alone on restart
+			Always("restart from stable", func(s *State) bool {
+				r, ok := NodeAs[*scripted](s, 1)
+				if !ok {
+					return true
+				}
+				c, _ := s.Stable(1).Peek("count")
+				cc, _ := c.(int)
+				return r.Count == cc
+			}),
+			// a crash loses every message in flight to the node
+			Always("nothing in flight to a down node", func(s *State) bool {
+				for _, m := range s.InFlight() {
+					if !s.Up(m.To) {
+						return false
+					}
+				}
+				return true
+			}),
+			Sometimes("restarted with a lost message", func(s *State) bool {
+				return s.Up(1) && s.Faults().Crashes == 1 && len(s.InFlight()) == 0 && s.PendingInjections(0) == 0 && len(got(s)) == 0 && s.Stable(1).Len() == 1
+			}),
+			Always("crash budget", func(s *State) bool { return s.Faults().Crashes <= 1 }),
+		},
+	}
+	res := mustCheck(t, sys, Options{})
+	if res.Outcome != Complete {
+		t.Fatalf("outcome %v violation %+v", res.Outcome, res.Violation)
+	}
+	if p := res.Properties[3]; p.Status != Witnessed {
+		t.Fatalf("%s: %v", p.Name, p.Status)
+	}
+	// Without restarts, a crashed node stays down.
+	sys.Crashes.NoRestart = true
+	sys.Properties = []Property[*State]{Always("down stays down", func(s *State) bool { return s.Faults().Crashes == 0 || !s.Up(1) })}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
+		t.Fatalf("no restart: %v", res.Outcome)
+	}
+}
+
+func TestTimersUntimedAndCrash(t *testing.T) {
+	ticker := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		switch in.Kind {
+		case sim.Start:
+			out.SetTimer("t", time.Second)
+		case sim.Timeout:
+			n.Count++
+			if n.Count < 3 {
+				out.SetTimer("t", time.Second)
+			}
+			out.Observe("fired", n.Count)
+		}
+	}
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", ticker)}, Crashes: Crashes{Budget: 1},
+		Properties: []Property[*State]{
+			Always("down: no timers", func(s *State) bool { return s.Up(0) || len(s.Timers(0)) == 0 }),
+			Always("restart: no timers", func(s *State) bool { return s.Faults().Crashes == 0 || !s.Up(0) || len(s.Timers(0)) == 0 }),
+			Sometimes("fired 3", func(s *State) bool {
+				n, _ := NodeAs[*scripted](s, 0)
+				return n != nil && n.Count == 3
+			}),
+		}}
+	res := mustCheck(t, sys, Options{})
+	// No crash: counts 0..3 (4 states). The ticker keeps nothing in stable storage, so
+	// every crashed state is the same (down, empty storage, no timer), and so is every
+	// restarted one (a fresh node that does not re-arm): 4 + 1 + 1.
+	if res.Outcome != Complete || res.Distinct != 6 {
+		t.Fatalf("%v distinct %d %+v", res.Outcome, res.Distinct, res.Violation)
+	}
+}
+
+func TestInjectionLostWhileDown(t *testing.T) {
+	sys := &Actors{Nodes: []sim.NodeSpec{node("b", receiver)}, Inject: []Injection{{To: 0, Msg: msg{N: 9}}},
+		Crashes: Crashes{Budget: 1}, Ghost: seqGhost,
+		Properties: []Property[*State]{
+			Sometimes("lost", func(s *State) bool { return s.PendingInjections(0) == 0 && len(GhostAs[[]int](s)) == 0 }),
+			Sometimes("delivered after restart", func(s *State) bool { return s.Faults().Crashes == 1 && s.Up(0) && len(GhostAs[[]int](s)) == 1 }),
+		}}
+	res := mustCheck(t, sys, Options{})
+	if res.Outcome != Complete {
+		t.Fatalf("%v %+v", res.Outcome, res.Violation)
+	}
+}
+
+func TestLossyDuplicatingCuts(t *testing.T) {
+	base := func() *Actors {
+		return &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver)}, Inject: goInput(), Ghost: seqGhost}
+	}
+	sys := base()
+	sys.Network = Network{Lossy: true, MaxLosses: 1}
+	sys.Properties = []Property[*State]{
+		Sometimes("one lost", func(s *State) bool {
+			return s.Faults().Losses == 1 && len(s.InFlight()) == 0 && len(GhostAs[[]int](s)) == 2
+		}),
+		Always("at most one lost", func(s *State) bool { return s.Faults().Losses <= 1 && len(GhostAs[[]int](s)) >= 0 }),
+		Always("never two missing", func(s *State) bool {
+			return len(s.InFlight()) > 0 || s.PendingInjections(0) > 0 || len(GhostAs[[]int](s)) >= 2
+		}),
+	}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
+		t.Fatalf("lossy: %v %+v", res.Outcome, res.Violation)
+	}
+
+	sys = base()
+	sys.Network = Network{Duplicating: true, MaxDuplicates: 1}
+	sys.Properties = []Property[*State]{
+		Sometimes("1 twice", func(s *State) bool { g := GhostAs[[]int](s); return len(g) == 4 && g[3] == 1 }),
+		Always("one copy at most", func(s *State) bool { return len(GhostAs[[]int](s)) <= 4 }),
+	}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
+		t.Fatalf("dup: %v %+v", res.Outcome, res.Violation)
+	}
+
+	sys = base()
+	sys.Cuts = Cuts{Budget: 1}
+	sys.Properties = []Property[*State]{
+		Sometimes("cut loses in flight", func(s *State) bool {
+			return !s.Cut(0, 1) && len(s.InFlight()) == 0 && len(GhostAs[[]int](s)) == 1 && s.Faults().Cuts == 1
+		}),
+		Always("symmetric", func(s *State) bool { return s.Cut(0, 1) == s.Cut(1, 0) }),
+		Always("order kept", func(s *State) bool { return slices.IsSorted(GhostAs[[]int](s)) }),
+	}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
+		t.Fatalf("cuts: %v %+v", res.Outcome, res.Violation)
+	}
+	sys.Cuts.OneWay = true
+	sys.Properties = []Property[*State]{Sometimes("one way", func(s *State) bool { return s.Cut(1, 0) && !s.Cut(0, 1) })}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
+		t.Fatalf("one-way cuts: %v", res.Outcome)
+	}
+}
+
+func TestDiscreteTime(t *testing.T) {
+	// A node arms a 250ms timer at start (3 ticks of 100ms) and records when it fires.
+	alarm := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		switch in.Kind {
+		case sim.Start:
+			out.SetTimer("alarm", 250*time.Millisecond)
+		case sim.Timeout:
+			out.Observe("fired", int(in.Now/sim.Time(100*time.Millisecond)))
+		}
+	}
+	firedAt := Ghost{Init: -1, Fold: func(g any, o sim.Observation) any { return o.Value.(int) }}
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", alarm), node("b", alarm)}, Ghost: firedAt,
+		Time: DiscreteTime{Tick: 100 * time.Millisecond, MaxTicks: 6, Drift: []int{0, 1}},
+		Properties: []Property[*State]{
+			Always("fires on time (urgent)", func(s *State) bool {
+				g := GhostAs[int](s)
+				return g == -1 || g == 3
+			}),
+			Always("drift bounded", func(s *State) bool {
+				for n := 0; n < 2; n++ {
+					d := s.Local(sim.NodeID(n)) - s.Now()
+					if d > sim.Time(100*time.Millisecond) || d < -sim.Time(100*time.Millisecond) {
+						return false
+					}
+				}
+				return s.Local(0) == s.Now()
+			}),
+			Sometimes("b ahead", func(s *State) bool { return s.Local(1) > s.Now() }),
+			Sometimes("b behind", func(s *State) bool { return s.Local(1) < s.Now() }),
+			Sometimes("clock at the bound", func(s *State) bool { return s.Now() == sim.Time(600*time.Millisecond) }),
+		}}
+	res := mustCheck(t, sys, Options{})
+	if res.Outcome != Complete {
+		t.Fatalf("%v %+v", res.Outcome, res.Violation)
+	}
+	// Without urgency the alarm could fire late: check that the checker never lets the
+	// clock pass a due timer.
+	for _, p := range res.Properties {
+		if p.Status == Failed {
+			t.Fatalf("%s failed", p.Name)
+		}
+	}
+	// Injection times and message delay bounds: the sender stamps its messages with
+	// the tick it sent them at.
+	stamper := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		if in.Kind == sim.Receive {
+			out.Send(1, msg{N: int(in.Now / sim.Time(time.Second))})
+		}
+	}
+	sys = &Actors{Nodes: []sim.NodeSpec{node("a", stamper), node("b", receiver)},
+		Inject: []Injection{{To: 0, Msg: msg{}, At: 2}},
+		Time:   DiscreteTime{Tick: time.Second, MaxTicks: 10, MaxDelay: 1},
+		Properties: []Property[*State]{
+			Always("not before tick 2", func(s *State) bool { return s.PendingInjections(0) == 1 || s.Now() >= sim.Time(2*time.Second) }),
+			Always("delivered within a tick", func(s *State) bool {
+				for _, m := range s.InFlight() {
+					if s.Now() > sim.Time(m.Msg.(msg).N+1)*sim.Time(time.Second) {
+						return false
+					}
+				}
+				return true
+			}),
+			Sometimes("delivered late", func(s *State) bool { return len(got(s)) == 1 && got(s)[0] == 9 }),
+		}}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
+		t.Fatalf("delay: %v %+v", res.Outcome, res.Violation)
+	}
+}
+
+func TestProtocolPanicIsAViolation(t *testing.T) {
+	bad := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		if in.Kind == sim.Receive && in.Msg.(msg).N == 2 {
+			panic("two!")
+		}
+	}
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", bad)}, Inject: goInput()}
+	res := mustCheck(t, sys, Options{})
+	// init, inject (a sends 1 2 3), deliver 1, deliver 2: panic
+	if res.Outcome != Violated || res.Violation.Name != "no-panic" || res.Violation.Depth != 4 {
+		t.Fatalf("%v %+v", res.Outcome, res.Violation)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTrace(&buf, res.Violation, TraceHeader{Format: sim.TraceFormat, Engine: TraceEngine, Property: "no-panic", Kind: AlwaysKind}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"ev":"panic","node":"b","why":"two!"`) {
+		t.Fatalf("trace:\n%s", buf.String())
+	}
+	// Sends to unknown nodes are protocol bugs too.
+	sys = &Actors{Nodes: []sim.NodeSpec{node("a", func(n *scripted, in sim.Input, out *sim.Outbox) { out.Send(7, msg{}) })}}
+	if res := mustCheck(t, sys, Options{}); res.Outcome != Violated || res.Violation.Name != "no-panic" {
+		t.Fatalf("unknown node: %v", res.Outcome)
+	}
+}
+
+func TestActorTraceReplay(t *testing.T) {
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver)}, Inject: goInput(),
+		Crashes:    Crashes{Budget: 1},
+		Properties: []Property[*State]{Always("b got < 2", func(s *State) bool { return len(got(s)) < 2 })}}
+	res := mustCheck(t, sys, Options{})
+	if res.Outcome != Violated || res.Violation.Depth != 4 {
+		t.Fatalf("%v %+v", res.Outcome, res.Violation)
+	}
+	var buf bytes.Buffer
+	hdr := TraceHeader{Format: sim.TraceFormat, Engine: TraceEngine, Scenario: "t", Property: res.Violation.Name, Kind: AlwaysKind}
+	if err := res.WriteTrace(&buf, res.Violation, hdr); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"i":3,"t":0,"ev":"recv","node":"b","local":0,"from":"a","kind":"Msg","msg":{"N":1},"out":[{"op":"store","key":"count","value":1},{"op":"obs","kind":"got","value":1}]}`
+	if !strings.Contains(buf.String(), want) {
+		t.Fatalf("trace:\n%s", buf.String())
+	}
+	again, err := Replay(sys, buf.Bytes())
+	if err != nil || !bytes.Equal(again, buf.Bytes()) {
+		t.Fatalf("replay: %v\n%s", err, again)
+	}
+	// The same trace against a receiver that stores differently departs at line 5.
+	sys2 := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", func(n *scripted, in sim.Input, out *sim.Outbox) {
+		receiver(n, in, out)
+		if in.Kind == sim.Receive {
+			out.Store("extra", true)
+		}
+	})}, Inject: goInput(), Crashes: sys.Crashes, Properties: sys.Properties}
+	again, err = Replay(sys2, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := strings.Split(string(again), "\n"), strings.Split(buf.String(), "\n")
+	first := -1
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			first = i
+			break
+		}
+	}
+	if first != 4 {
+		t.Fatalf("first difference at line %d:\n%s", first+1, again)
+	}
+}
+
+func TestActorValidation(t *testing.T) {
+	ok := func() *Actors { return &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver)}} }
+	cases := map[string]func(a *Actors){
+		"no nodes":        func(a *Actors) { a.Nodes = nil },
+		"dup name":        func(a *Actors) { a.Nodes[1].Name = "a" },
+		"inject unknown":  func(a *Actors) { a.Inject = []Injection{{To: 5, Msg: msg{}}} },
+		"inject nil":      func(a *Actors) { a.Inject = []Injection{{To: 0}} },
+		"at untimed":      func(a *Actors) { a.Inject = []Injection{{To: 0, Msg: msg{}, At: 1}} },
+		"dup unbounded":   func(a *Actors) { a.Network.Duplicating = true },
+		"losses no lossy": func(a *Actors) { a.Network.MaxLosses = 2 },
+		"crash node":      func(a *Actors) { a.Crashes = Crashes{Budget: 1, Nodes: []sim.NodeID{9}} },
+		"self cut":        func(a *Actors) { a.Cuts = Cuts{Budget: 1, Pairs: [][2]sim.NodeID{{1, 1}}} },
+		"no max ticks":    func(a *Actors) { a.Time = DiscreteTime{Tick: time.Second} },
+		"drift untimed":   func(a *Actors) { a.Time = DiscreteTime{Drift: []int{1, 1}} },
+		"drift count":     func(a *Actors) { a.Time = DiscreteTime{Tick: time.Second, MaxTicks: 3, Drift: []int{1}} },
+		"reserved prop": func(a *Actors) {
+			a.Properties = []Property[*State]{Always("no-panic", func(*State) bool { return true })}
+		},
+	}
+	for name, f := range cases {
+		a := ok()
+		f(a)
+		if _, err := Check(a, Options{}); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: multi-line error %q", name, err)
+		}
+	}
+	if _, err := Check(ok(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestActorCountsIdenticalAcrossStrategies(t *testing.T) {
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver), node("c", receiver)},
+		Inject: goInput(), Network: Network{Unordered: true, Lossy: true, MaxLosses: 1}, Crashes: Crashes{Budget: 1}, Cuts: Cuts{Budget: 1}}
+	var counts []string
+	for _, o := range []Options{{}, {Workers: 2}, {Strategy: DFS}} {
+		res := mustCheck(t, sys, o)
+		if res.Outcome != Complete {
+			t.Fatalf("%+v: %v", o, res.Outcome)
+		}
+		counts = append(counts, fmt.Sprint(res.Distinct, res.Total))
+	}
+	if counts[0] != counts[1] || counts[0] != counts[2] {
+		t.Fatalf("counts differ: %v", counts)
+	}
+}

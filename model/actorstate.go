@@ -1,0 +1,320 @@
+package model
+
+import (
+	"slices"
+	"time"
+
+	"simrun/sim"
+)
+
+// State is one global state of an actor system: what properties (and Boundary) read.
+// It is immutable: every accessor returns values the caller must not modify (node
+// states, stable storage and ghost values are shared between states).
+type State struct {
+	sys    *actorSys
+	nodes  []*nodeSlot // shared between states: replace (mut), never modify in place
+	links  []*link     // non-empty link queues, sorted by (from, to); shared likewise
+	inj    []int32     // per node: injections consumed (delivered or lost)
+	cut    []uint64    // bitset of cut directed links (from*n+to); nil when none is cut
+	clock  int32       // global clock, ticks (discrete time)
+	faults FaultsUsed
+	ghost  any
+	ghostH uint64
+	panic  *sim.PanicError
+	fp     uint64
+	owned  uint64 // nodes (< 64) already copied by mut since derive
+}
+
+// nodeSlot is one node's part of a state. Slots are hash-consed (actorSys.seal): states
+// that agree on a node share one slot, and slots that agree on the node state or the
+// storage share those.
+type nodeSlot struct {
+	node   sim.Node // nil while down
+	h      uint64   // hash of the node's canonical encoding (0 while down)
+	store  *sim.Storage
+	sh     uint64 // hash of the stable storage
+	timers []timerSlot
+	local  int32  // local clock, ticks (discrete time)
+	inj    int32  // workload injections for this node consumed (delivered or lost)
+	hs     uint64 // hash of the whole slot (set by seal)
+}
+
+// hash hashes the slot from its component hashes.
+func (ns *nodeSlot) hash() uint64 {
+	x := newHasher(0x510e)
+	up := uint64(0)
+	if ns.node != nil {
+		up = 1
+	}
+	x.word(up | uint64(uint32(ns.local))<<32)
+	x.word(uint64(ns.inj))
+	x.word(ns.h)
+	x.word(ns.sh)
+	x.word(uint64(len(ns.timers)))
+	for _, tm := range ns.timers {
+		x.word(tm.h)
+		x.word(uint64(uint32(tm.deadline)))
+	}
+	return x.sum()
+}
+
+type timerSlot struct {
+	id       sim.TimerID
+	h        uint64 // hashString(id)
+	deadline int32  // local ticks (discrete time), 0 untimed
+}
+
+type link struct {
+	from, to sim.NodeID
+	msgs     []envelope
+}
+
+type envelope struct {
+	msg  sim.Message
+	h    uint64 // hash of the message's canonical encoding (with its type)
+	sent int32  // global tick it was sent (only with MaxDelay, else 0)
+}
+
+// FaultsUsed counts the faults taken along the path to a state.
+type FaultsUsed struct {
+	Crashes    int `json:"crashes"`
+	Losses     int `json:"losses"`
+	Duplicates int `json:"duplicates"`
+	Cuts       int `json:"cuts"`
+}
+
+// InFlight is a message on the network.
+type InFlight struct {
+	From, To sim.NodeID
+	Msg      sim.Message
+}
+
+// PendingTimer is an armed timer. Deadline is on the node's local clock (discrete time;
+// 0 in untimed mode).
+type PendingTimer struct {
+	ID       sim.TimerID
+	Deadline sim.Time
+}
+
+// NumNodes returns the number of nodes.
+func (s *State) NumNodes() int { return len(s.nodes) }
+
+// Name returns node n's name.
+func (s *State) Name(n sim.NodeID) string { return s.sys.names[n] }
+
+// Up reports whether node n is running.
+func (s *State) Up(n sim.NodeID) bool { return s.nodes[n].node != nil }
+
+// Node returns node n's state (nil while it is down). Read only.
+func (s *State) Node(n sim.NodeID) sim.Node { return s.nodes[n].node }
+
+// NodeAs returns node n's state as a T (typically a pointer to the protocol's node
+// type); ok is false while the node is down or if it has another type.
+func NodeAs[T any](s *State, n sim.NodeID) (T, bool) {
+	t, ok := s.nodes[n].node.(T)
+	return t, ok
+}
+
+// Stable returns node n's stable storage. Read only (use Peek, Keys; never Apply).
+func (s *State) Stable(n sim.NodeID) *sim.Storage { return s.nodes[n].store }
+
+// Timers returns node n's pending timers, sorted by ID.
+func (s *State) Timers(n sim.NodeID) []PendingTimer {
+	ts := s.nodes[n].timers
+	out := make([]PendingTimer, len(ts))
+	for i, t := range ts {
+		out[i] = PendingTimer{ID: t.id, Deadline: s.sys.ticks(t.deadline)}
+	}
+	return out
+}
+
+// InFlight returns the messages in flight, link by link (sorted by sender, then
+// receiver), each link's messages in queue order (FIFO) or canonical order (unordered).
+func (s *State) InFlight() []InFlight {
+	var out []InFlight
+	for _, l := range s.links {
+		for _, e := range l.msgs {
+			out = append(out, InFlight{From: l.from, To: l.to, Msg: e.msg})
+		}
+	}
+	return out
+}
+
+// PendingInjections returns how many workload injections for node n are not yet
+// delivered (or lost).
+func (s *State) PendingInjections(n sim.NodeID) int {
+	return len(s.sys.injBy[n]) - int(s.nodes[n].inj)
+}
+
+// Cut reports whether the directed link from→to is cut.
+func (s *State) Cut(from, to sim.NodeID) bool {
+	if s.cut == nil {
+		return false
+	}
+	i := int(from)*len(s.nodes) + int(to)
+	return s.cut[i/64]&(1<<(i%64)) != 0
+}
+
+// Now returns the global clock (discrete time; 0 in untimed mode).
+func (s *State) Now() sim.Time { return s.sys.ticks(s.clock) }
+
+// Local returns node n's clock reading (discrete time; 0 in untimed mode).
+func (s *State) Local(n sim.NodeID) sim.Time { return s.sys.ticks(s.nodes[n].local) }
+
+// Ghost returns the ghost (monitor) value. Read only.
+func (s *State) Ghost() any { return s.ghost }
+
+// GhostAs returns the ghost value as a T (the zero T if it has another type).
+func GhostAs[T any](s *State) T {
+	t, _ := s.ghost.(T)
+	return t
+}
+
+// Faults returns the faults used along the path to this state.
+func (s *State) Faults() FaultsUsed { return s.faults }
+
+// Panic returns the protocol panic that ended this state's path, if any.
+func (s *State) Panic() *sim.PanicError { return s.panic }
+
+// ---- copy-on-write ----
+
+// derive returns a shallow copy of s that may be modified: the top-level slices are
+// copied, the values they point to (node slots, link queues, node states, storages)
+// are shared and must be replaced, not mutated (see mut).
+func (s *State) derive() *State {
+	t := *s
+	t.nodes = slices.Clone(s.nodes)
+	t.links = slices.Clone(s.links)
+	t.fp, t.owned = 0, 0
+	return &t
+}
+
+// mut returns node n's slot, copied first if it may be shared with another state.
+func (t *State) mut(n sim.NodeID) *nodeSlot {
+	if n < 64 && t.owned&(1<<n) != 0 {
+		return t.nodes[n]
+	}
+	c := *t.nodes[n]
+	t.nodes[n] = &c
+	if n < 64 {
+		t.owned |= 1 << n
+	}
+	return &c
+}
+
+func (t *State) setCut(from, to sim.NodeID, on bool) {
+	n := len(t.nodes)
+	if t.cut == nil {
+		t.cut = make([]uint64, (n*n+63)/64)
+	} else {
+		t.cut = slices.Clone(t.cut)
+	}
+	i := int(from)*n + int(to)
+	if on {
+		t.cut[i/64] |= 1 << (i % 64)
+	} else {
+		t.cut[i/64] &^= 1 << (i % 64)
+	}
+	for _, w := range t.cut {
+		if w != 0 {
+			return
+		}
+	}
+	t.cut = nil
+}
+
+// linkIndex finds the queue of from→to: its index and whether it exists.
+func (t *State) linkIndex(from, to sim.NodeID) (int, bool) {
+	return slices.BinarySearchFunc(t.links, [2]sim.NodeID{from, to}, func(l *link, k [2]sim.NodeID) int {
+		if l.from != k[0] {
+			return int(l.from - k[0])
+		}
+		return int(l.to - k[1])
+	})
+}
+
+// enqueue appends e to the link from→to (in canonical position when unordered).
+func (t *State) enqueue(from, to sim.NodeID, e envelope, unordered bool) {
+	i, ok := t.linkIndex(from, to)
+	if !ok {
+		t.links = slices.Insert(t.links, i, &link{from: from, to: to, msgs: []envelope{e}})
+		return
+	}
+	old := t.links[i].msgs
+	msgs := make([]envelope, 0, len(old)+1)
+	if unordered {
+		j, _ := slices.BinarySearchFunc(old, e, cmpEnvelope)
+		msgs = append(append(append(msgs, old[:j]...), e), old[j:]...)
+	} else {
+		msgs = append(append(msgs, old...), e)
+	}
+	t.links[i] = &link{from: from, to: to, msgs: msgs}
+}
+
+func cmpEnvelope(a, b envelope) int {
+	switch {
+	case a.h < b.h:
+		return -1
+	case a.h > b.h:
+		return 1
+	}
+	return int(a.sent - b.sent)
+}
+
+// dequeue removes message j of link i.
+func (t *State) dequeue(i, j int) {
+	l := t.links[i]
+	if len(l.msgs) == 1 {
+		t.links = slices.Delete(t.links, i, i+1)
+		return
+	}
+	msgs := make([]envelope, 0, len(l.msgs)-1)
+	msgs = append(append(msgs, l.msgs[:j]...), l.msgs[j+1:]...)
+	t.links[i] = &link{from: l.from, to: l.to, msgs: msgs}
+}
+
+// dropTo removes every message in flight to node n (a crash) and returns how many.
+func (t *State) dropTo(n sim.NodeID) int {
+	lost := 0
+	t.links = slices.DeleteFunc(t.links, func(l *link) bool {
+		if l.to == n {
+			lost += len(l.msgs)
+			return true
+		}
+		return false
+	})
+	return lost
+}
+
+// fingerprint hashes the whole state from the cached component hashes (the slots
+// must be sealed).
+func (t *State) fingerprint() uint64 {
+	x := newHasher(0xac70)
+	for _, ns := range t.nodes {
+		x.word(ns.hs)
+	}
+	x.word(uint64(len(t.links)))
+	for _, l := range t.links {
+		x.word(uint64(uint32(l.from))<<32 | uint64(uint32(l.to)))
+		x.word(uint64(len(l.msgs)))
+		for _, e := range l.msgs {
+			x.word(e.h)
+			x.word(uint64(uint32(e.sent)))
+		}
+	}
+	x.word(uint64(len(t.cut)))
+	for _, w := range t.cut {
+		x.word(w)
+	}
+	x.word(uint64(uint32(t.clock)))
+	f := t.faults
+	x.word(uint64(f.Crashes) | uint64(f.Losses)<<16 | uint64(f.Duplicates)<<32 | uint64(f.Cuts)<<48)
+	x.word(t.ghostH)
+	if t.panic != nil {
+		x.word(1)
+	}
+	return x.sum()
+}
+
+// ticks converts a tick count to virtual time.
+func (x *actorSys) ticks(n int32) sim.Time { return sim.Time(time.Duration(n) * x.tick) }

@@ -1,0 +1,217 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"simrun/sim"
+)
+
+// checker is a compiled Spec[S]: the property tables the strategies share.
+type checker[S any] struct {
+	sp         *Spec[S]
+	always     []int // indices into sp.Properties
+	sometimes  []int
+	eventually []int // bit j of an entry's ebits is eventually[j]
+	evMask     uint32
+}
+
+// entry is a state waiting to be expanded, with its eventually bits (which of the
+// eventually-properties have held on the path that reached it).
+type entry[S any] struct {
+	s     S
+	ebits uint32
+}
+
+// succ is a generated successor on its way into the seen-set.
+type succ[S any] struct {
+	s      S
+	fp     uint64
+	parent uint64 // log reference of the parent (BFS)
+	idx    int32  // index among the parent's successors
+	ebits  uint32
+}
+
+func (c *checker[S]) name() string { return c.sp.Name }
+
+func (c *checker[S]) setup() {
+	c.always, c.sometimes, c.eventually, c.evMask = nil, nil, nil, 0
+	for i, p := range c.sp.Properties {
+		switch p.Kind {
+		case AlwaysKind:
+			c.always = append(c.always, i)
+		case SometimesKind:
+			c.sometimes = append(c.sometimes, i)
+		case EventuallyKind:
+			c.evMask |= 1 << len(c.eventually)
+			c.eventually = append(c.eventually, i)
+		}
+	}
+}
+
+// ebits returns the eventually bits of s reached from a path with bits parent.
+func (c *checker[S]) ebits(s S, parent uint32) uint32 {
+	b := parent
+	for j, pi := range c.eventually {
+		if b&(1<<j) == 0 && c.sp.Properties[pi].Check(s) {
+			b |= 1 << j
+		}
+	}
+	return b
+}
+
+// fp is the fingerprint of an explored state: the spec's fingerprint, combined with the
+// eventually bits when there are eventually-properties (the explored graph is then the
+// product of the system with one "has held yet" bit per such property).
+func (c *checker[S]) fp(s S, eb uint32) uint64 {
+	f := c.sp.Fingerprint(s)
+	if c.evMask != 0 {
+		f = sim.Mix64(f ^ sim.Mix64(uint64(eb)+0x5851f42d4c957f2d))
+	}
+	return f
+}
+
+// injective reports whether explored fingerprints are collision-free.
+func (c *checker[S]) injective() bool { return c.sp.Injective && c.evMask == 0 }
+
+// firstViolated returns the index of the first always-property s violates, or -1.
+func (c *checker[S]) firstViolated(s S) int {
+	for _, pi := range c.always {
+		if !c.sp.Properties[pi].Check(s) {
+			return pi
+		}
+	}
+	return -1
+}
+
+// missingEventually returns the first eventually-property whose bit is not in eb.
+func (c *checker[S]) missingEventually(eb uint32) int {
+	for j, pi := range c.eventually {
+		if eb&(1<<j) == 0 {
+			return pi
+		}
+	}
+	return -1
+}
+
+func (c *checker[S]) expandable(s S) bool { return c.sp.Boundary == nil || c.sp.Boundary(s) }
+
+func (c *checker[S]) check(o Options) (*Result, error) {
+	c.setup()
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	start := time.Now()
+	var (
+		res *Result
+		err error
+	)
+	switch o.Strategy {
+	case BFS:
+		res, err = c.bfs(o, start)
+	case DFS:
+		res, err = c.dfs(o, start)
+	case Random:
+		res, err = c.random(o, start)
+	default:
+		return nil, fmt.Errorf("model: unknown strategy %d", o.Strategy)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Fair && res.Outcome == Complete {
+		pi, p, err := c.fairCheck(o)
+		if err != nil {
+			return nil, err
+		}
+		res.Fair = true
+		if pi >= 0 {
+			pr := res.Properties[pi]
+			pr.Status, pr.path, pr.HasTrace, pr.Depth, pr.Cycle = Failed, p, true, len(p.steps)+1, p.cycle
+			res.Outcome, res.Violation = Violated, pr
+		}
+		res.Seconds = time.Since(start).Seconds()
+		if res.Seconds > 0 {
+			res.StatesPerSec = float64(res.Distinct) / res.Seconds
+		}
+		res.PeakRSS = peakRSS()
+	}
+	res.Model, res.Strategy, res.Workers, res.run = c.sp.Name, o.Strategy, o.Workers, c
+	return res, nil
+}
+
+// findings collects what a search established, to be turned into a Result.
+type findings struct {
+	violation int   // property index, -1 if none
+	vpath     *path // its counterexample
+	witness   map[int]*path
+	bound     string // "max-states", "max-depth" or ""
+	sampled   bool   // random walks (never complete)
+}
+
+func (c *checker[S]) result(f *findings, st Stats) *Result {
+	res := &Result{Stats: st}
+	complete := f.violation < 0 && f.bound == "" && !f.sampled
+	for i, p := range c.sp.Properties {
+		pr := &PropertyResult{Name: p.Name, Kind: p.Kind, Status: Unknown}
+		switch {
+		case i == f.violation:
+			pr.Status, pr.path = Failed, f.vpath
+		case p.Kind == SometimesKind && f.witness[i] != nil:
+			pr.Status, pr.path = Witnessed, f.witness[i]
+		case complete && p.Kind == SometimesKind:
+			pr.Status = Failed
+		case complete:
+			pr.Status = Holds
+		}
+		if pr.path != nil {
+			pr.HasTrace, pr.Depth = true, len(pr.path.steps)+1
+		}
+		res.Properties = append(res.Properties, pr)
+	}
+	switch {
+	case f.violation >= 0:
+		res.Outcome, res.Violation = Violated, res.Properties[f.violation]
+	case f.bound != "":
+		res.Outcome, res.Bound = BoundReached, f.bound
+	case f.sampled:
+		res.Outcome = Sampled
+	default:
+		res.Outcome = Complete
+		for _, pr := range res.Properties {
+			if pr.Status == Failed {
+				res.Outcome, res.Violation = Violated, pr
+				break
+			}
+		}
+	}
+	return res
+}
+
+// successors returns the successors of s in emission order.
+func (c *checker[S]) successors(s S) (acts []Action, next []S) {
+	c.sp.Next(s, func(a Action, t S) {
+		acts = append(acts, a)
+		next = append(next, t)
+	})
+	return acts, next
+}
+
+// walk re-executes a path and returns its states and actions (len(acts) = len(states)-1).
+func (c *checker[S]) walk(p *path) ([]S, []Action, error) {
+	inits := c.sp.Init()
+	if p.init < 0 || p.init >= len(inits) {
+		return nil, nil, fmt.Errorf("model: path starts at initial state %d of %d", p.init, len(inits))
+	}
+	states := []S{inits[p.init]}
+	var acts []Action
+	for i, k := range p.steps {
+		a, t := c.successors(states[len(states)-1])
+		if int(k) < 0 || int(k) >= len(t) {
+			return nil, nil, fmt.Errorf("model: step %d takes successor %d of %d (is Next deterministic?)", i+1, k, len(t))
+		}
+		states = append(states, t[k])
+		acts = append(acts, a[k])
+	}
+	return states, acts, nil
+}
