@@ -1,0 +1,377 @@
+package wkscen
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"simrun/faults"
+	"simrun/protocols/winkowski"
+	"simrun/protocols/winkowski/baseline"
+	"simrun/reports"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// variantOf names a protocol configuration measured by the experiments.
+type variantOf struct {
+	name     string
+	proto    protocolOf
+	variant  winkowski.Variant
+	entering winkowski.Entering
+}
+
+var allVariants = []variantOf{
+	{"winkowski", game, winkowski.Complete, winkowski.EnterAlarm},
+	{"winkowski-literal", game, winkowski.Complete, winkowski.EnterLiteral},
+	{"winkowski-restricted", game, winkowski.Restricted, winkowski.EnterAlarm},
+	{"ordered", ordered, 0, 0},
+	{"central", central, 0, 0},
+}
+
+func lookupVariants(names []string, allowed []variantOf) ([]variantOf, error) {
+	var out []variantOf
+	for _, n := range names {
+		i := slices.IndexFunc(allowed, func(v variantOf) bool { return v.name == n })
+		if i < 0 {
+			var known []string
+			for _, v := range allowed {
+				known = append(known, v.name)
+			}
+			return nil, fmt.Errorf("unknown protocol %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		out = append(out, allowed[i])
+	}
+	return out, nil
+}
+
+func nodesFor(v variantOf, sys *winkowski.System) []sim.NodeSpec {
+	switch v.proto {
+	case ordered:
+		n, _ := baseline.Nodes(sys, baseline.Ordered)
+		return n
+	case central:
+		n, _ := baseline.Nodes(sys, baseline.Central)
+		return n
+	}
+	n, _ := winkowski.Nodes(sys)
+	return n
+}
+
+// ---- WK-P5: cost of conflict-free tasks ----
+
+// costSystem: `agents` agents, each running one job of `tasks` tasks over its own ϱ
+// single-unit pools (no other task uses them: every task is conflict-free), the pools
+// spread over the other computers so that every form crosses the network.
+func costSystem(v variantOf, agents, tasks, rho int, exec time.Duration) (*winkowski.System, error) {
+	cfg := winkowski.Config{Agents: agents, K: agents + 1, Gamma: 100 * time.Millisecond, Variant: v.variant, Entering: v.entering}
+	for a := range agents {
+		job := winkowski.Job{Agent: a}
+		var ps []winkowski.PoolID
+		for j := range rho {
+			ps = append(ps, winkowski.PoolID(len(cfg.Pools)))
+			cfg.Pools = append(cfg.Pools, winkowski.Pool{Name: fmt.Sprintf("a%dp%d", a+1, j+1), Capacity: 1, Host: (a + j + 1) % agents})
+		}
+		for range tasks {
+			job.Tasks = append(job.Tasks, winkowski.TaskSpec{Pools: ps, Exec: exec})
+		}
+		cfg.Jobs = append(cfg.Jobs, job)
+	}
+	return winkowski.NewSystem(cfg)
+}
+
+// costPoint runs one (protocol, ϱ) point on seeds and returns the mean messages per
+// task and the mean response time (creation → start of access) in milliseconds.
+func costPoint(v variantOf, rho, agents, tasks int, seeds []uint64) (msgs, resp float64, err error) {
+	sys, err := costSystem(v, agents, tasks, rho, 5*time.Millisecond)
+	if err != nil {
+		return 0, 0, err
+	}
+	var nMsgs, nResp float64
+	var sumMsgs, sumResp float64
+	for _, seed := range seeds {
+		k, err := sim.New(sim.Config{Seed: seed, Nodes: nodesFor(v, sys), Network: sim.Network{Latency: sim.Uniform(time.Millisecond, 10*time.Millisecond)}})
+		if err != nil {
+			return 0, 0, err
+		}
+		res := k.Run()
+		if res.Outcome != sim.Quiescent {
+			return 0, 0, fmt.Errorf("%s ϱ=%d seed %d: run ended %s", v.name, rho, seed, res.Outcome)
+		}
+		recs := winkowski.Records(res.History)
+		done := 0
+		for _, r := range recs {
+			if r.HasDone && r.HasAccessed {
+				done++
+				sumResp += float64(r.Accessed.Sub(r.Created)) / float64(time.Millisecond)
+				nResp++
+			}
+		}
+		if done != len(sys.Tasks) {
+			return 0, 0, fmt.Errorf("%s ϱ=%d seed %d: %d of %d tasks done", v.name, rho, seed, done, len(sys.Tasks))
+		}
+		sumMsgs += float64(res.Messages.Sent) / float64(done)
+		nMsgs++
+	}
+	return sumMsgs / nMsgs, sumResp / nResp, nil
+}
+
+// Fit is a least-squares line y = Intercept + Slope·x and its coefficient of
+// determination. R2 is NaN when y does not vary (a constant fits exactly but explains
+// no variance).
+type Fit struct {
+	Intercept, Slope, R2 float64
+}
+
+// LinearFit fits y = a + b·x by least squares.
+func LinearFit(xs, ys []float64) Fit {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	b := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	a := (sy - b*sx) / n
+	mean := sy / n
+	var ssTot, ssRes float64
+	for i := range xs {
+		ssTot += (ys[i] - mean) * (ys[i] - mean)
+		e := ys[i] - (a + b*xs[i])
+		ssRes += e * e
+	}
+	r2 := math.NaN()
+	if ssTot > 1e-12 {
+		r2 = 1 - ssRes/ssTot
+	}
+	return Fit{Intercept: a, Slope: b, R2: r2}
+}
+
+func r2String(r float64) string {
+	if math.IsNaN(r) {
+		return "n/a (constant)"
+	}
+	return fmt.Sprintf("%.4f", r)
+}
+
+var costVariants = []variantOf{allVariants[0], allVariants[2], allVariants[3], allVariants[4]}
+
+func costExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+	p := x.Params
+	seedsN := p.IntMin("seeds", 1)
+	agents := p.IntMin("agents", 2)
+	tasks := p.IntMin("tasks", 1)
+	maxRho := p.IntMin("rho", 2)
+	names := p.List("protocols")
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	vs, err := lookupVariants(names, costVariants)
+	if err != nil {
+		return nil, err
+	}
+	seeds := make([]uint64, seedsN)
+	for i := range seeds {
+		seeds[i] = x.Seed + uint64(i)
+	}
+	fits := reports.NewTable("WK-P5 linear fits", "protocol", "metric", "intercept", "slope per resource", "R²")
+	fits.Notes = []string{
+		fmt.Sprintf("Least-squares fit over ϱ = 1…%d of the means of %d seeds; %d agents, %d tasks each, every task conflict-free.", maxRho, seedsN, agents, tasks),
+		"The game's message count is exact: per resource a conflict-free task sends 7 forms (complete variant: registration,",
+		"admission, request, order, winning, withdrawal, releasing; restricted: 6, no order) and receives one state for each.",
+		"Its response time is 4 (restricted: 3) sequential round trips — registration; admission with the request; order;",
+		"winning — each the slowest of ϱ parallel ones: it grows with ϱ but sub-linearly (the paper's O(ϱ) is a bound).",
+		"Ordered locking takes ϱ sequential round trips; the central manager one. No faults; the game's retry timer is off",
+		"(reliable links, as in the paper): resends and polls are not part of the cost of a conflict-free task.",
+	}
+	var tables []*reports.Table
+	done, total := 0, len(vs)*maxRho
+	for _, v := range vs {
+		t := reports.NewTable("WK-P5 cost per conflict-free task: "+v.name, "ϱ", "messages per task", "response time (ms)")
+		var xs, ms, rs []float64
+		for rho := 1; rho <= maxRho; rho++ {
+			m, r, err := costPoint(v, rho, agents, tasks, seeds)
+			if err != nil {
+				return nil, err
+			}
+			t.Add(rho, fmt.Sprintf("%.2f", m), fmt.Sprintf("%.3f", r))
+			xs, ms, rs = append(xs, float64(rho)), append(ms, m), append(rs, r)
+			done++
+			if x.Progress != nil {
+				x.Progress(done, total)
+			}
+		}
+		fm, fr := LinearFit(xs, ms), LinearFit(xs, rs)
+		t.Notes = []string{
+			fmt.Sprintf("fit: messages = %.3f + %.3f·ϱ (R² %s); response = %.3f + %.3f·ϱ ms (R² %s)", fm.Intercept, fm.Slope, r2String(fm.R2), fr.Intercept, fr.Slope, r2String(fr.R2)),
+		}
+		fits.Add(v.name, "messages per task", fmt.Sprintf("%.3f", fm.Intercept), fmt.Sprintf("%.3f", fm.Slope), r2String(fm.R2))
+		fits.Add(v.name, "response time (ms)", fmt.Sprintf("%.3f", fr.Intercept), fmt.Sprintf("%.3f", fr.Slope), r2String(fr.R2))
+		tables = append(tables, t)
+	}
+	return append(tables, fits), nil
+}
+
+// ---- failure locality ----
+
+// localityPlan crashes, for good, either the middle agent of the chain (fault "task")
+// or the manager of the middle pool (fault "manager"), at a time drawn in [horizon/4,
+// horizon] from the seed; no other fault.
+func localityPlan(fault string) planner {
+	return func(b *scenarios.Build, k faultKnobs, agents []string, hosts func(int) string, cfg *winkowski.Config) (faults.Plan, error) {
+		r := sim.Stream(b.Seed, "locality")
+		at := faults.Duration(k.horizon/4 + time.Duration(r.Int64Range(0, int64(k.horizon-k.horizon/4))))
+		mid := len(agents) / 2
+		node := agents[mid]
+		if fault == "manager" {
+			node = hosts(cfg.Pools[mid].Host)
+		}
+		return faults.Plan{Events: []faults.Event{{At: at, Kind: "crash", Node: node}}}, nil
+	}
+}
+
+// distance of chain agent i from the fault: the number of tasks on the shortest
+// conflict path from a failed task (fault "task": the middle task; fault "manager":
+// the tasks using the middle pool, mid-1 and mid) to task i, plus one.
+func chainDistance(fault string, i, mid int) int {
+	if fault == "task" {
+		return abs(i - mid)
+	}
+	return min(abs(i-(mid-1)), abs(i-mid)) + 1
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func localityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+	p := x.Params
+	runs := p.IntMin("runs", 1)
+	n := p.IntMin("n", 5)
+	meals := p.IntMin("meals", 1)
+	bound := p.PositiveDuration("bound")
+	names := p.List("protocols")
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	vs, err := lookupVariants(names, allVariants)
+	if err != nil {
+		return nil, err
+	}
+	t := reports.NewTable("Failure locality: share of tasks missing the bound, by conflict distance from the failure",
+		"protocol", "failure", "distance 1", "distance 2", "distance 3+", "runs")
+	t.Notes = []string{
+		fmt.Sprintf("Chain of %d tasks (task i needs pools i and i+1), %d meals each, bound %v; seeds %d..%d. Distance 1: shares a pool with a", n, meals, bound, x.Seed, x.Seed+uint64(runs)-1),
+		"failed task (task failure) or uses the lost pool (manager failure); 2: shares a pool with such a task; and so on.",
+		"A cell is the share of (run, agent) pairs at that distance whose agent did not finish every meal within the bound.",
+		"WK-P4 allows misses at distance 1 only for a task failure; a manager failure is outside the paper's model.",
+		"central: the manager failure is the crash of lm, which holds every pool, so every task unfinished at the crash",
+		"misses whatever its distance (the crash comes at a random time in [horizon/4, horizon]; many finish before).",
+	}
+	total := len(vs) * 2 * runs
+	done := 0
+	for _, v := range vs {
+		for _, fault := range []string{"task", "manager"} {
+			var miss, seen [4]int
+			for i := range runs {
+				seed := x.Seed + uint64(i)
+				missed, err := localityRun(v, fault, n, meals, bound, seed)
+				if err != nil {
+					return nil, err
+				}
+				mid := n / 2
+				for a := range n {
+					if fault == "task" && a == mid {
+						continue
+					}
+					d := min(chainDistance(fault, a, mid), 3)
+					seen[d]++
+					if missed[a] {
+						miss[d]++
+					}
+				}
+				done++
+				if x.Progress != nil {
+					x.Progress(done, total)
+				}
+			}
+			cell := func(d int) string {
+				if seen[d] == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.3f", float64(miss[d])/float64(seen[d]))
+			}
+			t.Add(v.name, fault, cell(1), cell(2), cell(3), runs)
+		}
+	}
+	return []*reports.Table{t}, nil
+}
+
+// localityRun runs the chain with one failure and reports which agents missed the
+// bound (some task of the agent's job not done within max(creation, faults settled) +
+// the scenario's bound).
+func localityRun(v variantOf, fault string, n, meals int, bound time.Duration, seed uint64) ([]bool, error) {
+	var r *run
+	sc := &scenarios.Scenario{Name: "winkowski/locality-run", Params: params(commonParams("1s", bound.String(), 0, 0, 0, 0, 0),
+		scenarios.Param{Name: "n", Default: fmt.Sprint(n)}, scenarios.Param{Name: "meals", Default: fmt.Sprint(meals)},
+		scenarios.Param{Name: "exec", Default: "8ms"}, scenarios.Param{Name: "think", Default: "5ms"}),
+		Build: func(b *scenarios.Build) (*scenarios.Setup, error) {
+			s, rr, err := buildRun(b, chain, localityPlan(fault))
+			r = rr
+			return s, err
+		}}
+	ps := map[string]string{"protocol": map[protocolOf]string{game: "winkowski", ordered: "ordered", central: "central"}[v.proto],
+		"variant": v.variant.String(), "entering": v.entering.String()}
+	rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed, Params: ps})
+	if err != nil {
+		return nil, err
+	}
+	missed := make([]bool, n)
+	byTask := map[winkowski.TaskID]winkowski.TaskRecord{}
+	for _, rec := range winkowski.Records(rep.Result.History) {
+		byTask[rec.Task] = rec
+	}
+	for a, job := range r.sys.JobTasks { // the chain: job a is agent a's
+		for _, id := range job {
+			rec, ok := byTask[id]
+			if !ok || !rec.HasDone || rec.Done > max(rec.Created, rep.Settled).Add(r.bound) {
+				missed[a] = true
+			}
+		}
+	}
+	return missed, nil
+}
+
+func init() {
+	scenarios.Register(&scenarios.Scenario{
+		Name: "winkowski/cost",
+		Help: "WK-P5: messages and response time per conflict-free task for ϱ = 1…8, with linear fits, for the game and both baselines",
+		Params: []scenarios.Param{
+			{Name: "seeds", Default: "5", Help: "seeds per point (from --seed)"},
+			{Name: "agents", Default: "8", Help: "agents, each with its own pools"},
+			{Name: "tasks", Default: "10", Help: "tasks per agent (run one after another)"},
+			{Name: "rho", Default: "8", Help: "largest ϱ"},
+			{Name: "protocols", Default: "winkowski,winkowski-restricted,ordered,central", Help: "protocols to measure"},
+		},
+		Experiment: costExperiment,
+	})
+	scenarios.Register(&scenarios.Scenario{
+		Name: "winkowski/locality",
+		Help: "who misses the liveness bound when a task, or the manager of a pool, fails for good in a conflict chain",
+		Params: []scenarios.Param{
+			{Name: "runs", Default: "100", Help: "seeds per protocol and failure (from --seed)"},
+			{Name: "n", Default: "7", Help: "tasks in the chain"},
+			{Name: "meals", Default: "8", Help: "times each agent repeats its task"},
+			{Name: "bound", Default: "3s", Help: "liveness bound after max(creation, the failure)"},
+			{Name: "protocols", Default: "winkowski,winkowski-literal,winkowski-restricted,ordered,central", Help: "protocols to measure"},
+		},
+		Experiment: localityExperiment,
+	})
+}

@@ -1,0 +1,284 @@
+package wkscen
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/anishathalye/porcupine"
+
+	"simrun/checker"
+	"simrun/protocols/winkowski"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// The properties of every run (paper §1, §4; digest WK-P1…P4):
+//
+//	WK-P1/exclusion       no resource is used by two tasks at once (tasks' and
+//	                      managers' views)
+//	WK-P1/linearizable    every pool's allocate/release history is linearizable
+//	                      against a pool of distinct units (checker.Pool)
+//	WK-P1/semaphore       ... and against a counting semaphore of the pool's
+//	                      capacity (checker.Semaphore)
+//	WK-P2/all-or-nothing  a task uses its resources only while it holds all of them
+//	WK-booking            every winning form finds a free resource (the game only)
+//	WK-P3/starvation      every task completes within the bound after max(its
+//	                      creation, the faults settling) — except tasks that
+//	                      depend (transitively share pools) on a failed task
+//	WK-P4/locality        the same for every task that does not share a pool with a
+//	                      failed task
+//
+// A failed task is one of an agent the plan crashes for good, alive at the crash
+// (created, not yet done). A lost pool is one whose manager host the plan crashes for
+// good (outside the paper's model, where managers stay): tasks interested in it may
+// never finish, and so may the tasks sharing a pool with those (a task waiting for its
+// booking at the lost pool may hold resources elsewhere); both are exempted from
+// WK-P3/WK-P4 and measured by the winkowski/locality experiment. The later tasks of a
+// job are exempted past an exempted task only if that task never completed (they are
+// then never created); once it completed, they are created, and checked, like any
+// other task.
+//
+// WK-P4's list contains WK-P3's (a task sharing a pool with a failed one is in its
+// conflict component), so in a run with a task failed for good the component rule
+// may leave WK-P3 little or nothing to check: WK-P3 is the property of the runs
+// without failures for good, WK-P4 of those with them. Metrics.Liveness reports how
+// many tasks each checked, so that an empty check is visible.
+func (r *run) properties() []checker.Property {
+	s := r.sys
+	props := []checker.Property{
+		{Name: "WK-P1/exclusion", Class: checker.Safety, Check: func(cr *checker.Run) error {
+			return winkowski.CheckExclusion(s, cr.Result.History)
+		}},
+		checker.LinearizableKeyed("WK-P1/linearizable", poolModel(s), r.poolOps(false), 0),
+		checker.LinearizableKeyed("WK-P1/semaphore", semModel(s), r.poolOps(true), 0),
+		{Name: "WK-P2/all-or-nothing", Class: checker.Safety, Check: func(cr *checker.Run) error {
+			return winkowski.CheckAllOrNothing(s, cr.Result.History)
+		}},
+	}
+	if r.proto == game {
+		props = append(props, checker.Property{Name: "WK-booking", Class: checker.Safety, Check: func(cr *checker.Run) error {
+			return winkowski.CheckBookings(s, cr.Result.History)
+		}})
+	}
+	props = append(props,
+		scenarios.Bounded("WK-P3/starvation", r.bound, func(cr *checker.Run) []scenarios.Item { return r.items(cr, false) }),
+		scenarios.Bounded("WK-P4/locality", r.bound, func(cr *checker.Run) []scenarios.Item { return r.items(cr, true) }),
+	)
+	return props
+}
+
+// ---- linearizability ----
+
+func poolKey(p winkowski.PoolID) string { return strconv.Itoa(int(p)) }
+
+func unitName(u winkowski.Unit) string { return "r" + strconv.Itoa(int(u)) }
+
+func holder(t winkowski.TaskID) string { return "T" + strconv.Itoa(int(t)) }
+
+// poolModel returns, for a pool's partition key, checker.Pool over its units.
+func poolModel(s *winkowski.System) func(key string) porcupine.Model {
+	return func(key string) porcupine.Model {
+		p, _ := strconv.Atoi(key)
+		units := make([]string, s.Pools[p].Capacity)
+		for u := range units {
+			units[u] = unitName(winkowski.Unit(u))
+		}
+		return checker.Pool(units, checker.StrictRefusals)
+	}
+}
+
+// semModel returns, for a pool's partition key, a counting semaphore of its capacity.
+func semModel(s *winkowski.System) func(key string) porcupine.Model {
+	return func(key string) porcupine.Model {
+		p, _ := strconv.Atoi(key)
+		return checker.Semaphore(s.Pools[p].Capacity, checker.StrictRefusals)
+	}
+}
+
+// poolOps returns the history function that turns a run's allocate/release operations
+// into porcupine operations for checker.Pool (which unit) or, with sem,
+// checker.Semaphore (how many).
+func (r *run) poolOps(sem bool) func(cr *checker.Run) ([]checker.Operation, error) {
+	return func(cr *checker.Run) ([]checker.Operation, error) { return r.ops(cr, sem), nil }
+}
+
+func (r *run) ops(cr *checker.Run, sem bool) []checker.Operation {
+	var ops []checker.Operation
+	for _, o := range winkowski.PoolOps(r.sys, cr.Result.History) {
+		op := checker.Operation{Key: poolKey(o.Pool), Client: int(o.Task), Call: o.Call, Return: o.Return, Pending: o.Pending, Output: true}
+		switch {
+		case sem && o.Release:
+			op.Input = checker.SemInput{Op: checker.SemRelease, Holder: holder(o.Task)}
+		case sem:
+			op.Input = checker.SemInput{Op: checker.SemAcquire, Holder: holder(o.Task)}
+		case o.Release:
+			op.Input = checker.PoolInput{Op: checker.PoolRelease, Holder: holder(o.Task), Unit: unitName(o.Unit)}
+		default:
+			op.Input = checker.PoolInput{Op: checker.PoolAllocate, Holder: holder(o.Task)}
+			op.Output = unitName(o.Unit)
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+// ---- liveness ----
+
+// failures describes what the plan broke for good in a run.
+type failures struct {
+	// faulty: tasks of permanently crashed agents alive at the crash.
+	faulty []winkowski.TaskID
+	// downAgent: agents crashed for good.
+	downAgent map[int]bool
+	// lostPool: pools whose manager host was crashed for good; lostAt the crash time.
+	lostPool map[winkowski.PoolID]sim.Time
+}
+
+// crashTimes returns, for every node the plan leaves down, the time of its last crash.
+func (r *run) crashTimes(down []string) map[string]sim.Time {
+	at := map[string]sim.Time{}
+	for _, e := range r.plan.Events {
+		if e.Kind == "crash" && slices.Contains(down, e.Node) {
+			at[e.Node] = sim.Time(e.At)
+		}
+	}
+	return at
+}
+
+func (r *run) failures(cr *checker.Run) failures {
+	f := failures{downAgent: map[int]bool{}, lostPool: map[winkowski.PoolID]sim.Time{}}
+	at := r.crashTimes(cr.Down)
+	agentCrash := map[int]sim.Time{}
+	for _, d := range cr.Down {
+		if i, ok := r.agentOf[d]; ok {
+			f.downAgent[i] = true
+			agentCrash[i] = at[d]
+		}
+		for _, c := range r.hostOf[d] {
+			for _, p := range r.sys.HostPools[c] {
+				f.lostPool[p] = at[d]
+			}
+		}
+	}
+	for _, rec := range winkowski.Records(cr.Result.History) {
+		a := r.sys.Task(rec.Task).Agent
+		if tc, ok := agentCrash[a]; ok && rec.Created <= tc && (!rec.HasDone || rec.Done > tc) {
+			f.faulty = append(f.faulty, rec.Task)
+		}
+	}
+	return f
+}
+
+// items lists the tasks a liveness property requires: with direct, WK-P4's (every task
+// of an agent that stays up, except those sharing a pool with a failed task); without,
+// WK-P3's (except those in the same conflict component as a failed task).
+func (r *run) items(cr *checker.Run, direct bool) []scenarios.Item {
+	s := r.sys
+	f := r.failures(cr)
+	recs := winkowski.Records(cr.Result.History)
+	byID := map[winkowski.TaskID]*winkowski.TaskRecord{}
+	for i := range recs {
+		byID[recs[i].Task] = &recs[i]
+	}
+	// Seeds of the exemption: failed tasks, and tasks interested in a lost pool that
+	// were alive when (or created after) it was lost.
+	seeds := slices.Clone(f.faulty)
+	var lostUsers []winkowski.TaskID
+	for _, t := range s.Tasks {
+		rec := byID[t.ID]
+		if rec == nil || f.downAgent[t.Agent] {
+			continue
+		}
+		for _, p := range t.Pools {
+			if tl, ok := f.lostPool[p]; ok && (!rec.HasDone || rec.Done > tl) {
+				lostUsers = append(lostUsers, t.ID)
+				break
+			}
+		}
+	}
+	exempt := map[winkowski.TaskID]bool{}
+	for _, t := range lostUsers {
+		exempt[t] = true
+	}
+	seeds = append(seeds, lostUsers...)
+	if direct {
+		for _, t := range s.Tasks {
+			exempt[t.ID] = exempt[t.ID] || slices.ContainsFunc(seeds, func(x winkowski.TaskID) bool { return s.Shares(t.ID, x) })
+		}
+	} else {
+		// Conflict components over the whole workload.
+		comp := components(s)
+		bad := map[int]bool{}
+		for _, x := range seeds {
+			bad[comp[x]] = true
+		}
+		for _, t := range s.Tasks {
+			if bad[comp[t.ID]] {
+				exempt[t.ID] = true
+			}
+		}
+	}
+	var items []scenarios.Item
+	for _, job := range s.JobTasks {
+		blocked := false // an earlier task of the job never completed: the rest are never created
+		for _, id := range job {
+			t := s.Task(id)
+			if f.downAgent[t.Agent] {
+				break
+			}
+			if blocked {
+				continue
+			}
+			rec := byID[id]
+			if exempt[id] {
+				blocked = rec == nil || !rec.HasDone
+				continue
+			}
+			name := fmt.Sprintf("task %d (%s, job %d #%d)", id, winkowski.AgentName(t.Agent), t.Job, t.Index+1)
+			it := scenarios.Item{Name: name}
+			if rec != nil {
+				it.Start = rec.Created
+				it.Done, it.Completed = rec.Done, rec.HasDone
+				switch {
+				case rec.HasDone:
+				case rec.Status != 0:
+					it.Name += " in status " + rec.Status.String()
+				default:
+					it.Name += " not done" // the baselines record no statuses
+				}
+			} else {
+				it.Name += " never created"
+			}
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// components labels every task with its conflict component (tasks sharing a pool,
+// transitively).
+func components(s *winkowski.System) map[winkowski.TaskID]int {
+	parent := make([]int, len(s.Pools))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, t := range s.Tasks {
+		for _, p := range t.Pools[1:] {
+			parent[find(int(p))] = find(int(t.Pools[0]))
+		}
+	}
+	comp := map[winkowski.TaskID]int{}
+	for _, t := range s.Tasks {
+		comp[t.ID] = find(int(t.Pools[0]))
+	}
+	return comp
+}
