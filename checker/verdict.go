@@ -126,7 +126,14 @@ type Run struct {
 	ArtifactDir string
 	// Artifacts collects the files written (set by checks through AddArtifact).
 	artifacts []string
+	// note is what the property being evaluated said about a pass (see Note).
+	note string
 }
+
+// Note lets a check say what a pass covered ("12 checked"): it becomes the detail of
+// an ok verdict, so a check that passed because it had nothing to look at is visible
+// as such. A failing or inconclusive check's error replaces the note.
+func (r *Run) Note(s string) { r.note = s }
 
 // AddArtifact records a file a check wrote (reported in its verdict).
 func (r *Run) AddArtifact(path string) { r.artifacts = append(r.artifacts, path) }
@@ -190,10 +197,12 @@ func Evaluate(r *Run, props []Property) []Verdict {
 		}
 		v := Verdict{Class: OK, Property: p.Name}
 		n := len(r.artifacts)
+		r.note = ""
 		err := safeCheck(p, r)
 		var inc *InconclusiveError
 		switch {
 		case err == nil:
+			v.Detail = r.note
 		case errors.As(err, &inc):
 			v.Class, v.Detail = Unknown, err.Error()
 		default:

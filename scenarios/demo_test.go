@@ -79,8 +79,9 @@ func TestBoundedLiveness(t *testing.T) {
 		want  checker.Class
 		msg   string
 	}{
-		{"all complete in time", 500, [][2]int64{{0, 590}, {200, 600}, {700, 790}}, checker.OK, ""},
-		{"slow during the faults is fine", 500, [][2]int64{{0, 599}}, checker.OK, ""},
+		{"all complete in time", 500, [][2]int64{{0, 590}, {200, 600}, {700, 790}}, checker.OK, "3 checked"},
+		{"slow during the faults is fine", 500, [][2]int64{{0, 599}}, checker.OK, "1 checked"},
+		{"nothing to check is visible", 500, nil, checker.OK, "0 checked"},
 		{"never completes after the heal", 500, [][2]int64{{0, 550}, {100, -1}}, checker.Liveness, "1 never completed"},
 		{"completes after H+B", 500, [][2]int64{{0, 601}}, checker.Liveness, "taskA issued at 0s completed at 601ms"},
 		{"issued after the heal, late", 500, [][2]int64{{800, 901}}, checker.Liveness, "taskA issued at 800ms"},
@@ -91,10 +92,21 @@ func TestBoundedLiveness(t *testing.T) {
 			t.Errorf("%s: %s %q, want %s %q", c.name, v.Class, v.Detail, c.want, c.msg)
 		}
 	}
+	// The note belongs to the property that made it: the next one starts without it,
+	// and a failure's error replaces it.
+	r, items := boundedRun(500, [2]int64{0, 590})
+	vs := checker.Evaluate(r, []checker.Property{
+		scenarios.Bounded("tasks", bound, items),
+		{Name: "quiet", Check: func(*checker.Run) error { return nil }},
+		scenarios.Bounded("late", 10*time.Millisecond, items),
+	})
+	if vs[0].Detail != "1 checked" || vs[1].Detail != "" || vs[2].Class != checker.Liveness || strings.Contains(vs[2].Detail, "checked") {
+		t.Errorf("notes: %v", vs)
+	}
 	// A run cut short by a bound has no liveness verdict, only the bound.
-	r, items := boundedRun(500, [2]int64{0, -1})
+	r, items = boundedRun(500, [2]int64{0, -1})
 	r.Outcome = sim.TimeBound
-	vs := checker.Evaluate(r, []checker.Property{scenarios.Bounded("tasks", bound, items)})
+	vs = checker.Evaluate(r, []checker.Property{scenarios.Bounded("tasks", bound, items)})
 	if len(vs) != 1 || vs[0].Class != checker.Bound {
 		t.Errorf("bounded run: %v", vs)
 	}

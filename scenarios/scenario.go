@@ -152,7 +152,10 @@ type Item struct {
 
 // Bounded returns a bounded-liveness property: every item must complete, and by
 // max(its start, the time the faults settled) + bound. That is "after the heal at H
-// every X completes by H+B", sharpened for work issued after the heal.
+// every X completes by H+B", sharpened for work issued after the heal. A pass says how
+// many items it checked ("12 checked"): items the scenario exempts (e.g. work on a
+// node that crashed for good) are not in the list, and "0 checked" shows a vacuous
+// pass.
 func Bounded(name string, bound time.Duration, items func(r *checker.Run) []Item) checker.Property {
 	return checker.Property{
 		Name:             name,
@@ -160,7 +163,9 @@ func Bounded(name string, bound time.Duration, items func(r *checker.Run) []Item
 		NeedsCompleteRun: true,
 		Check: func(r *checker.Run) error {
 			var missing []string
-			for _, it := range items(r) {
+			all := items(r)
+			r.Note(fmt.Sprintf("%d checked", len(all)))
+			for _, it := range all {
 				deadline := max(it.Start, r.Settled).Add(bound)
 				switch {
 				case !it.Completed:
