@@ -1,0 +1,3 @@
+package main
+
+import _ "simrun/scenarios/leasing"

@@ -1,0 +1,345 @@
+package leasing
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"simrun/sim"
+)
+
+// Probe is a small application that exercises every lease operation the music player
+// does not: a client asks a peer's far object for a lease of a random pattern (basic,
+// renew-on-call, single-call or keepalive) and term, through a future; it then pings
+// through the lease, renews a basic lease itself when it runs low (client renew), and
+// at the end revokes it (client revoke) or lets it expire; it also tries to renew
+// after revoking, which must be refused. A single-call lease is sometimes pinged twice
+// (the second ping must be dropped, LS-P5). The server side answers pings and
+// sometimes renews, revokes or expires the lease itself.
+//
+// A keepalive lease is a quiet one that must stay alive: a basic lease through which
+// the client sends nothing but renewal requests, on a fixed schedule (every three
+// quarters of the term from when it got the lease, Pings times), never looking at its
+// own time left — so a holder timer that runs short is not compensated by earlier
+// renewals and shows as a false expiry. After the last renewal the client revokes it
+// or abandons it (KindIdle) and lets it expire.
+type Probe struct {
+	Cfg     *ProbeConfig
+	Clients map[RefID]*ProbeClient
+	Servers map[RefID]*ProbeServer
+	Opening map[int64]ProbeReq // futures of probe.open calls
+}
+
+// ProbeConfig configures the probe application.
+type ProbeConfig struct {
+	Period    time.Duration // how often a client opens a probe lease (0: never)
+	PingEvery time.Duration
+	TermMin   time.Duration
+	TermMax   time.Duration
+	MaxPings  int
+	Due       time.Duration // due time of probe.open
+}
+
+// Validate reports a malformed configuration.
+func (c *ProbeConfig) Validate() error {
+	switch {
+	case c.Period < 0:
+		return fmt.Errorf("leasing: probe: period %v is negative", c.Period)
+	case c.Period == 0:
+		return nil
+	case c.TermMin <= 0 || c.TermMax < c.TermMin:
+		return fmt.Errorf("leasing: probe: terms %v..%v: %w (and ordered)", c.TermMin, c.TermMax, ErrTerm)
+	case c.Due <= 0:
+		return fmt.Errorf("leasing: probe: due %v: %w", c.Due, ErrTerm)
+	case c.PingEvery <= 0 || c.MaxPings < 1:
+		return fmt.Errorf("leasing: probe: needs a positive ping period and at least one ping")
+	}
+	return nil
+}
+
+// ProbeReq asks for a probe lease.
+type ProbeReq struct {
+	Pattern string        `json:"pattern"`
+	Term    time.Duration `json:"term"`
+	Pings   int           `json:"pings"`
+}
+
+// ProbeClient is a probe lease this device holds.
+type ProbeClient struct {
+	Ref     RefID
+	Req     ProbeReq
+	Sent    int  // pings sent, or renewals requested (keepalive)
+	Revoke  bool // revoke at the end (else let it expire)
+	Revoked bool
+}
+
+// ProbeServer is a probe lease this device grants.
+type ProbeServer struct {
+	Term  time.Duration
+	Pings int
+}
+
+// Probe observation kinds.
+const (
+	// KindProbeMisuse: the client renewed a lease it had revoked; Rejected must hold.
+	KindProbeMisuse = "probe.misuse"
+)
+
+// ProbeMisuse records a deliberate misuse and whether the runtime refused it.
+type ProbeMisuse struct {
+	Ref      RefID  `json:"ref"`
+	Op       string `json:"op"`
+	Rejected bool   `json:"rejected"`
+	Err      string `json:"err,omitempty"`
+}
+
+func probePattern(name string) Interceptor {
+	switch name {
+	case "renew-on-call":
+		return RenewOnCall{}
+	case "single-call":
+		return SingleCall{}
+	}
+	return Basic{} // basic, keepalive
+}
+
+// Start implements App.
+func (p *Probe) Start(rt *Runtime) {
+	p.Clients = map[RefID]*ProbeClient{}
+	p.Servers = map[RefID]*ProbeServer{}
+	p.Opening = map[int64]ProbeReq{}
+	if p.Cfg.Period > 0 {
+		rt.SetTimer("probe.tick", time.Duration(rt.Rand()%uint64(p.Cfg.Period))+time.Millisecond)
+		rt.SetTimer("probe.ping", p.Cfg.PingEvery)
+	}
+}
+
+// Connectivity implements App.
+func (p *Probe) Connectivity(*Runtime, sim.NodeID, bool) {}
+
+func (p *Probe) tick(rt *Runtime) {
+	rt.SetTimer("probe.tick", p.Cfg.Period)
+	var up []sim.NodeID
+	for _, id := range rt.PeerIDs() {
+		if rt.Connected(id) {
+			up = append(up, id)
+		}
+	}
+	if len(up) == 0 {
+		return
+	}
+	r := rt.Rand()
+	peer := up[r%uint64(len(up))]
+	req := ProbeReq{Pattern: []string{"basic", "renew-on-call", "single-call", "keepalive"}[(r>>8)%4]}
+	span := uint64(p.Cfg.TermMax-p.Cfg.TermMin) + 1
+	req.Term = p.Cfg.TermMin + time.Duration((r>>16)%span)
+	req.Pings = 1 + int((r>>40)%uint64(p.Cfg.MaxPings))
+	switch req.Pattern {
+	case "single-call":
+		req.Pings = 1 + int((r>>40)%2) // a second ping through a single-call lease must be dropped
+	case "keepalive":
+		req.Pings = 1 + int((r>>40)%3) // renewals
+	}
+	far, err := rt.Far(peer)
+	if err != nil {
+		return
+	}
+	f, err := rt.Call(far, "probe.open", req, p.Cfg.Due, "probe.open")
+	if err != nil {
+		return
+	}
+	p.Opening[f.ID] = req
+}
+
+func (p *Probe) ping(rt *Runtime) {
+	rt.SetTimer("probe.ping", p.Cfg.PingEvery)
+	for _, id := range sortedKeys(p.Clients) {
+		c := p.Clients[id]
+		if c.Req.Pattern == "keepalive" {
+			continue // quiet: driven by its own timer (keep)
+		}
+		if c.Req.Pattern == "single-call" && c.Sent == 0 {
+			// Both pings back to back: the second must be dropped by the grantor (LS-P5).
+			for i := 0; i < c.Req.Pings; i++ {
+				_ = rt.Send(id, "ping", i+1)
+			}
+			c.Sent = c.Req.Pings
+			continue
+		}
+		if c.Sent < c.Req.Pings {
+			if c.Req.Pattern == "basic" {
+				if left, err := rt.TimeLeft(id); err == nil && left < c.Req.Term/2 {
+					_ = rt.Renew(id, c.Req.Term) // client-side renewal request
+				}
+			}
+			if rt.Send(id, "ping", c.Sent+1) != nil {
+				delete(p.Clients, id)
+				continue
+			}
+			c.Sent++
+			continue
+		}
+		delete(p.Clients, id)
+		if c.Req.Pattern == "single-call" {
+			continue // ends by itself
+		}
+		if !c.Revoke {
+			rt.Observe(KindIdle, ObsIdle{Lease: id}) // let it expire
+			continue
+		}
+		p.revoke(rt, c)
+	}
+}
+
+// revoke ends a client's lease by a client revoke, then misuses it on purpose.
+func (p *Probe) revoke(rt *Runtime, c *ProbeClient) {
+	if rt.Revoke(c.Ref) != nil {
+		return
+	}
+	// Misuse on purpose: renewing a revoked lease must be refused.
+	err := rt.Renew(c.Ref, c.Req.Term)
+	m := ProbeMisuse{Ref: c.Ref, Op: "renew after revoke", Rejected: err != nil}
+	if err != nil {
+		m.Err = err.Error()
+	}
+	rt.Observe(KindProbeMisuse, m)
+}
+
+const keepTimer = "probe.keep/"
+
+// keep is a keepalive client's renewal timer: renew by the term, whatever the time
+// left, until the last renewal; then revoke or abandon the lease.
+func (p *Probe) keep(rt *Runtime, ref string) {
+	for _, id := range sortedKeys(p.Clients) {
+		c := p.Clients[id]
+		if id.String() != ref {
+			continue
+		}
+		if c.Sent >= c.Req.Pings {
+			delete(p.Clients, id)
+			if c.Revoke {
+				p.revoke(rt, c)
+			} else {
+				rt.Observe(KindIdle, ObsIdle{Lease: id}) // let it expire
+			}
+			return
+		}
+		if rt.Renew(id, c.Req.Term) != nil {
+			delete(p.Clients, id) // ended: its release came or comes
+			return
+		}
+		c.Sent++
+		rt.SetTimer(keepTimer+ref, c.Req.Term*3/4)
+		return
+	}
+}
+
+// Invoke implements App.
+func (p *Probe) Invoke(rt *Runtime, inv Invocation) {
+	switch {
+	case inv.Object == FarObject && inv.Method == "probe.open":
+		req, _ := inv.Args.(ProbeReq)
+		if req.Term <= 0 {
+			_ = rt.Fail(inv.Reply, "probe: bad term")
+			return
+		}
+		ref, err := rt.Lease("probe.obj", req.Term, probePattern(req.Pattern), inv.From)
+		must(err)
+		must(rt.WhenExpired(ref, "probe.server"))
+		p.Servers[ref] = &ProbeServer{Term: req.Term}
+		if rt.Reply(inv.Reply, "lease", ref) != nil {
+			_ = rt.Revoke(ref) // the caller's future is gone: nobody will use the lease
+		}
+	case inv.Object == "probe.obj" && inv.Method == "ping":
+		s := p.Servers[inv.Ref]
+		if s == nil {
+			return
+		}
+		s.Pings++
+		switch rt.Rand() % 16 {
+		case 0:
+			_ = rt.Renew(inv.Ref, 2*s.Term) // server-side renew (max rule)
+		case 1:
+			_ = rt.Revoke(inv.Ref) // server-side revoke: the holder is told, no listeners
+		case 2:
+			_ = rt.Expire(inv.Ref) // server-side expire: listeners at both sides
+		}
+	default:
+		panic(fmt.Sprintf("probe: unexpected %s.%s", inv.Object, inv.Method))
+	}
+}
+
+// Expired implements App.
+func (p *Probe) Expired(rt *Runtime, e Expiry) {
+	switch e.Tag {
+	case "probe.server":
+		delete(p.Servers, e.Lease)
+	case "probe.client":
+		delete(p.Clients, e.Lease)
+	}
+}
+
+// Released implements App.
+func (p *Probe) Released(rt *Runtime, r Release) {
+	if r.Side == Server {
+		delete(p.Servers, r.Lease)
+	} else {
+		delete(p.Clients, r.Lease)
+	}
+}
+
+// Resolved implements App.
+func (p *Probe) Resolved(rt *Runtime, f Future, _ any, refs []RefID) {
+	req, ok := p.Opening[f.ID]
+	if !ok {
+		return
+	}
+	delete(p.Opening, f.ID)
+	if len(refs) == 0 || refs[0].IsZero() {
+		return
+	}
+	id := refs[0]
+	if err := rt.WhenExpired(id, "probe.client"); err != nil {
+		return
+	}
+	p.Clients[id] = &ProbeClient{Ref: id, Req: req, Revoke: rt.Rand()%2 == 0}
+	if req.Pattern == "keepalive" {
+		rt.SetTimer(keepTimer+id.String(), req.Term*3/4)
+	}
+}
+
+// Ruined implements App.
+func (p *Probe) Ruined(rt *Runtime, f Future, _ error) { delete(p.Opening, f.ID) }
+
+// Timer implements App.
+func (p *Probe) Timer(rt *Runtime, name string) {
+	switch name {
+	case "probe.tick":
+		p.tick(rt)
+	case "probe.ping":
+		p.ping(rt)
+	default:
+		if ref, ok := strings.CutPrefix(name, keepTimer); ok {
+			p.keep(rt, ref)
+		}
+	}
+}
+
+// Input implements App.
+func (p *Probe) Input(*Runtime, sim.Message) {}
+
+// Leaks lists probe state kept for ended leases (LS-P4).
+func (p *Probe) Leaks(rt *Runtime) []string {
+	var out []string
+	for _, id := range sortedKeys(p.Servers) {
+		if !rt.GrantsAtEnd(id) {
+			out = append(out, "probe keeps server state of "+id.String())
+		}
+	}
+	for _, id := range sortedKeys(p.Clients) {
+		if !rt.HoldsAtEnd(id) {
+			out = append(out, "probe keeps client state of "+id.String())
+		}
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package lsscen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"simrun/checker"
+	ls "simrun/protocols/leasing"
+	"simrun/sim"
+)
+
+// LS-P6: the history of each lease is linearizable against a sequential lease
+// register — the grantor's lease object of Fig. 5 as a specification:
+//
+//	grant(term)        at t:  deadline := t + term
+//	deliver(#n) → ok   at t:  ok ⇔ granted, not ended, t < deadline
+//	renew(d) → ok      at t:  ok ⇔ live at t; then deadline := max(deadline, t + d)   (max rule)
+//	end(how, cause)    at t:  legal once, while not ended; a timer expiry needs t ≥ deadline,
+//	                          any other end (revoke, explicit expire, pattern) t < deadline
+//
+// Times are the grantor's local clock, carried in the outputs (the effect time is
+// observed when the operation returns). Every operation that takes effect is a point
+// in the history at the grantor: grant, renew and end where the grantor records them,
+// and a deliver where the grantor takes the message (or drops it because the lease
+// ended) — its linearization point. A deliver is not an interval from the holder's
+// send to the grantor's take: such an interval would let porcupine place a message
+// taken after a revoke before the revoke, where it is legal (the model cannot know
+// that the lease is about to end), and the check would accept the very bug it is
+// about (review item C). A message the grantor never saw is pending, called at its
+// send (it never has an effect). Order and exactly-once delivery between the holder's
+// sends and the grantor's takes are LS-P3's business.
+//
+// Why not checker.LeaseRegister: that model grants a lease "until At+Term" on every
+// acquire (a renewal can shorten it) and has release and read; this paper's lease has
+// the max rule, revoke versus expire, and message delivery, and its deadlines are on
+// the grantor's drifting clock. Fitting it would drop exactly the rules LS-P6 is about.
+
+// LinKind is a lease-register operation.
+type LinKind uint8
+
+const (
+	// LinGrant creates the lease (input Term).
+	LinGrant LinKind = iota + 1
+	// LinDeliver is one message through the lease (input Seq).
+	LinDeliver
+	// LinRenew prolongs the lease (input D).
+	LinRenew
+	// LinEnd ends the grantor's side (input How, Cause).
+	LinEnd
+)
+
+// LinIn is the input of a lease-register operation.
+type LinIn struct {
+	Kind  LinKind
+	Seq   int64
+	Term  time.Duration
+	D     time.Duration
+	How   ls.End
+	Cause string
+}
+
+// LinOut is the output: the grantor-local effect time, success, and for renew the
+// deadline before and after (for grant, After is the deadline).
+type LinOut struct {
+	At     sim.Time
+	Ok     bool
+	Before sim.Time
+	After  sim.Time
+}
+
+type linState struct {
+	granted, ended bool
+	deadline       sim.Time
+}
+
+// LeaseModel is the porcupine model of one lease (LS-P6).
+func LeaseModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return linState{} },
+		Step: func(state, input, output any) (bool, any) {
+			s, in := state.(linState), input.(LinIn)
+			if output == nil {
+				return true, s // pending: the grantor never saw it
+			}
+			o := output.(LinOut)
+			live := s.granted && !s.ended && o.At < s.deadline
+			switch in.Kind {
+			case LinGrant:
+				if s.granted || o.After != o.At.Add(in.Term) {
+					return false, s
+				}
+				s.granted, s.deadline = true, o.After
+				return true, s
+			case LinDeliver:
+				return o.Ok == live, s
+			case LinRenew:
+				if !o.Ok {
+					return !live, s
+				}
+				if !live || o.Before != s.deadline || o.After != max(s.deadline, o.At.Add(in.D)) {
+					return false, s
+				}
+				s.deadline = o.After
+				return true, s
+			case LinEnd:
+				if !s.granted || s.ended {
+					return false, s
+				}
+				if (in.Cause == "timer") != (o.At >= s.deadline) {
+					return false, s
+				}
+				s.ended = true
+				return true, s
+			}
+			panic(fmt.Sprintf("lsscen: LeaseModel: unknown op %d", in.Kind))
+		},
+		DescribeOperation: func(input, output any) string {
+			in := input.(LinIn)
+			out := "pending"
+			if output != nil {
+				o := output.(LinOut)
+				out = fmt.Sprintf("at %v ok=%v", o.At, o.Ok)
+				if in.Kind == LinRenew || in.Kind == LinGrant {
+					out += fmt.Sprintf(" deadline %v→%v", o.Before, o.After)
+				}
+			}
+			switch in.Kind {
+			case LinGrant:
+				return fmt.Sprintf("grant(%v) %s", in.Term, out)
+			case LinDeliver:
+				return fmt.Sprintf("deliver(#%d) %s", in.Seq, out)
+			case LinRenew:
+				return fmt.Sprintf("renew(%v) %s", in.D, out)
+			}
+			return fmt.Sprintf("end(%s, %s) %s", in.How, in.Cause, out)
+		},
+		DescribeState: func(state any) string {
+			s := state.(linState)
+			switch {
+			case !s.granted:
+				return "not granted"
+			case s.ended:
+				return "ended"
+			}
+			return fmt.Sprintf("live until %v", s.deadline)
+		},
+	}
+}
+
+// leaseOps extracts every lease's operations from a run (partitioned by lease).
+func leaseOps(x *index) []checker.Operation {
+	var ops []checker.Operation
+	for _, id := range x.leases {
+		key := id.String()
+		g := x.grants[id]
+		ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinGrant, Term: g.V.Term},
+			Output: LinOut{At: g.V.At, Ok: true, After: g.V.Deadline}, Call: g.Index, Return: g.Index})
+		recvs := x.recvs[id]
+		drops := x.drops[id]
+		for i, s := range x.sends[id] {
+			op := checker.Operation{Key: key, Client: 1, Input: LinIn{Kind: LinDeliver, Seq: s.V.Seq}, Call: s.Index, Pending: true}
+			if i < len(recvs) {
+				rv := recvs[i]
+				op.Output, op.Call, op.Return, op.Pending = LinOut{At: rv.V.At, Ok: rv.V.Live}, rv.Index, rv.Index, false
+			} else {
+				for _, d := range drops {
+					if d.V.Seq == s.V.Seq && d.V.Why == "ended" && d.Index > s.Index {
+						op.Output, op.Call, op.Return, op.Pending = LinOut{At: d.V.At}, d.Index, d.Index, false
+						break
+					}
+				}
+			}
+			ops = append(ops, op)
+		}
+		for _, rn := range x.renews[id] {
+			ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinRenew, D: rn.V.D},
+				Output: LinOut{At: rn.V.At, Ok: rn.V.Ok, Before: rn.V.Before, After: rn.V.After}, Call: rn.Index, Return: rn.Index})
+		}
+		for _, en := range x.ends[sideKey{id, ls.Server}] {
+			ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinEnd, How: en.V.How, Cause: en.V.Cause},
+				Output: LinOut{At: en.V.At, Ok: true}, Call: en.Index, Return: en.Index})
+		}
+	}
+	return ops
+}
+
+func (e *env) linearizable() checker.Property {
+	return checker.Linearizable("LS-P6/linearizable", LeaseModel(), func(r *checker.Run) ([]checker.Operation, error) {
+		return leaseOps(e.li.get(r)), nil
+	}, 0)
+}

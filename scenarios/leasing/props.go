@@ -1,0 +1,489 @@
+package lsscen
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"simrun/checker"
+	ls "simrun/protocols/leasing"
+	"simrun/sim"
+)
+
+// env is what a run's properties know about its setup: the ground truth of the
+// environment and the runtime configuration (for the bounds).
+type env struct {
+	g   *ground
+	cfg *ls.Config
+	li  *lazyIndex
+}
+
+func newEnv(g *ground, cfg *ls.Config) *env { return &env{g: g, cfg: cfg, li: &lazyIndex{}} }
+
+// flush bounds how long a reconnected holder takes to get its buffer across: hear a
+// beacon (or retransmit), then one latency.
+func (e *env) flush() time.Duration {
+	return max(e.cfg.Beacon+e.g.lmax, e.cfg.EffectiveRTO()) + e.g.lmax + 10*time.Millisecond
+}
+
+// margin is the slack of the transient-tolerance check for a lease of the given
+// period: detection and recovery of the discovery layer, retransmission, a few
+// latencies, clock disagreement over the period and steps.
+func (e *env) margin(period time.Duration) time.Duration {
+	return e.cfg.EffectiveSilence() + e.cfg.Beacon + e.cfg.EffectiveRTO() + 4*e.g.lmax +
+		e.g.skewOf(period) + e.g.steps + 50*time.Millisecond
+}
+
+// bsc bounds how long after its grantor's side ends the holder's side ends (LS-P2,
+// server → client), for a lease of the given period: one latency plus the clocks'
+// disagreement over the period plus the clock steps (and the time that was left, for
+// a revoke whose notice is lost).
+func (e *env) bsc(period, left time.Duration) time.Duration {
+	return e.g.stretch(left) + e.g.lmax + e.g.skewOf(period) + e.g.steps + 2*time.Millisecond
+}
+
+// bcs bounds how long after the holder's side ends the grantor's side ends (LS-P2,
+// client → server), for a lease of the given period: a message the holder sent just
+// before could still renew the lease by a full period, and a revoking holder keeps
+// delivering until its own deadline.
+func (e *env) bcs(period time.Duration) time.Duration {
+	return 2*e.g.stretch(period) + 2*e.g.lmax + e.g.steps + 10*time.Millisecond
+}
+
+// leasingProperties are checked on every run of every leasing scenario.
+func (e *env) leasingProperties() []checker.Property {
+	return []checker.Property{
+		// First: a broken user pattern is the root cause of whatever else fails.
+		{Name: "LS-3/patterns", Class: checker.Safety, Check: e.patterns},
+		{Name: "LS-P1/no-delivery-after-expiry", Class: checker.Safety, Check: e.noDeliveryAfterExpiry},
+		{Name: "LS-P2/symmetric-expiry", Class: checker.Safety, Check: e.symmetricExpiry},
+		{Name: "LS-P3/transient-tolerance", Class: checker.Safety, Check: e.transientTolerance},
+		{Name: "LS-P4/reclamation", Class: checker.Safety, Check: e.reclamation, NeedsCompleteRun: true},
+		{Name: "LS-P5/single-call", Class: checker.Safety, Check: e.singleCall},
+		e.linearizable(),
+		{Name: "LS-4/futures", Class: checker.Safety, Check: e.futures},
+		{Name: "LS-2/misuse-refused", Class: checker.Safety, Check: e.misuse},
+	}
+}
+
+// LS-P1: the service never processes a message that arrived at or after its lease's
+// deadline, or after the lease ended at the grantor. The deadline is not the one the
+// protocol reports: it is rebuilt from the grant and the accepted renewals (deadline =
+// grant time + term, then max(deadline, renewal time + renewal) — the max rule), on
+// the grantor's clock as the simulator read it for each observation (Local). A
+// message taken live (the grantor accepted it) at or after that deadline breaks LS-P1
+// even when the protocol's own bookkeeping agrees with itself (review item D); so does
+// a message taken or processed after the grantor's side ended.
+func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
+	x := e.li.get(r)
+	for _, id := range x.leases {
+		g := x.grants[id]
+		end := int64(math.MaxInt64)
+		var how string
+		if se, ok := x.firstEnd(id, ls.Server); ok {
+			end, how = se.Index, fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time)
+		}
+		dl := g.Local.Add(g.V.Term)
+		renews, recvs, fwds := x.renews[id], x.recvs[id], x.forwards[id]
+		// Walk the grantor's renewals, takes and forwards in history order.
+		for ri, vi, fi := 0, 0, 0; vi < len(recvs) || fi < len(fwds); {
+			next := int64(math.MaxInt64)
+			if vi < len(recvs) {
+				next = recvs[vi].Index
+			}
+			if fi < len(fwds) {
+				next = min(next, fwds[fi].Index)
+			}
+			for ; ri < len(renews) && renews[ri].Index < next; ri++ {
+				if rn := renews[ri]; rn.V.Ok {
+					dl = max(dl, rn.Local.Add(rn.V.D))
+				}
+			}
+			if vi < len(recvs) && recvs[vi].Index == next {
+				rv := recvs[vi]
+				vi++
+				if !rv.V.Live {
+					continue
+				}
+				if rv.Local >= dl {
+					return fmt.Errorf("lease %s: message #%d (%s %s) accepted at local %v, at or after the deadline %v (granted at %v for %v, renewals applied; the grantor reported %v)",
+						id, rv.V.Seq, rv.V.Op, rv.V.Method, rv.Local, dl, g.Local, g.V.Term, rv.V.Deadline)
+				}
+				if rv.Index > end {
+					return fmt.Errorf("lease %s: message #%d accepted at %v after the lease %s", id, rv.V.Seq, rv.Time, how)
+				}
+				continue
+			}
+			f := fwds[fi]
+			fi++
+			if f.Local >= dl || f.V.At >= f.V.Deadline {
+				return fmt.Errorf("lease %s: the service processed %s#%d at local %v, at or after the deadline %v", id, f.V.Method, f.V.Seq, f.Local, min(dl, f.V.Deadline))
+			}
+			if f.Index > end {
+				return fmt.Errorf("lease %s: the service processed %s#%d at %v after the lease %s", id, f.V.Method, f.V.Seq, f.Time, how)
+			}
+		}
+	}
+	return nil
+}
+
+// LS-P2: each side ends at most once; when one side ends the other follows within the
+// bound (unless its device crashed or the run ended first); listeners run exactly once
+// per registration on expiry and never on revoke.
+func (e *env) symmetricExpiry(r *checker.Run) error {
+	x := e.li.get(r)
+	for _, id := range x.leases {
+		for _, side := range []ls.Side{ls.Server, ls.Client} {
+			if err := e.listenersOnce(r, x, id, side); err != nil {
+				return err
+			}
+		}
+		rs, resolved := x.resolves[id]
+		if !resolved {
+			continue
+		}
+		se, sEnded := x.firstEnd(id, ls.Server)
+		ce, cEnded := x.firstEnd(id, ls.Client)
+		if sEnded {
+			by := se.Time.Add(e.bsc(x.period[id], se.V.Left))
+			if !(cEnded && ce.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Holder, rs.Time, by) {
+				return fmt.Errorf("lease %s: server side %s (%s) at %v but the client side %s, not by %v (bound %v)",
+					id, se.V.How, se.V.Cause, se.Time, endedAt(ce, cEnded), by, by.Sub(se.Time))
+			}
+		}
+		if sEnded && cEnded {
+			if err := e.sameWay(x, id, se, ce); err != nil {
+				return err
+			}
+		}
+		if cEnded && ce.V.Cause == "timer" {
+			if err := e.notEarly(x, id, ce); err != nil {
+				return err
+			}
+		}
+		if cEnded {
+			by := ce.Time.Add(e.bcs(x.period[id]))
+			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, x.grants[id].Time, by) {
+				return fmt.Errorf("lease %s: client side %s (%s) at %v but the server side %s, not by %v (bound %v)",
+					id, ce.V.How, ce.V.Cause, ce.Time, endedAt(se, sEnded), by, by.Sub(ce.Time))
+			}
+		}
+	}
+	return nil
+}
+
+// sameWay: both sides of a lease end the same way (LS-2: expire is symmetric and runs
+// the listeners at both sides, revoke runs none at either side). The exceptions are
+// the ones the protocol cannot avoid:
+//   - the holder's own decision (its revoke or local expire, cause "explicit") may
+//     race with anything the grantor does;
+//   - a revoke at the grantor reaches the holder only as a notice; a holder whose timer
+//     expires first ends expired. That is legitimate only while no notice could have
+//     reached it: the notice goes out when the grantor's side ends, and again whenever
+//     the grantor hears the holder come back in range before the lease's old deadline
+//     (the tombstone). A notice sent while the pair stays in range (no cut, partition,
+//     loss burst or crash) for a latency arrives within lmax; a holder that ends by its
+//     timer after such an arrival missed a notice it was sent.
+func (e *env) sameWay(x *index, id ls.RefID, se, ce obsOf[ls.ObsEnd]) error {
+	if ce.V.Cause == "explicit" || se.V.How == ce.V.How {
+		return nil
+	}
+	if se.V.How == ls.Expired {
+		return fmt.Errorf("lease %s: server side expired (%s) at %v but the client side was %s (%s) at %v: an expiry ends both sides as expired, listeners at both",
+			id, se.V.Cause, se.Time, ce.V.How, ce.V.Cause, ce.Time)
+	}
+	// Revoked at the grantor, expired at the holder.
+	if ce.V.Cause != "timer" {
+		return fmt.Errorf("lease %s: server side revoked (%s) at %v but the client side expired (%s) at %v", id, se.V.Cause, se.Time, ce.V.Cause, ce.Time)
+	}
+	pair := e.g.pair(id.Grantor, id.Holder)
+	clean := func(o sim.Time) bool {
+		return !overlaps(pair, o, o.Add(e.g.lmax)) && !e.g.crashedIn(id.Grantor, se.Time, o.Add(e.g.lmax)) &&
+			!e.g.crashedIn(id.Holder, o, o.Add(e.g.lmax))
+	}
+	opportunities := []sim.Time{se.Time}
+	for _, up := range x.ups[[2]sim.NodeID{id.Grantor, id.Holder}] {
+		if up.Time > se.Time && up.Local < se.V.Deadline {
+			opportunities = append(opportunities, up.Time) // the tombstone repeats the notice
+		}
+	}
+	for _, o := range opportunities {
+		if o.Add(e.g.lmax) < ce.Time && clean(o) {
+			what := "the revoke's notice"
+			if o != se.Time {
+				what = "the notice repeated when the grantor heard the holder again"
+			}
+			return fmt.Errorf("lease %s: server side revoked (%s) at %v but the client side expired by its timer at %v, though %s, sent at %v while the devices were in range, arrives within %v",
+				id, se.V.Cause, se.Time, ce.Time, what, o, e.g.lmax)
+		}
+	}
+	return nil
+}
+
+// notEarly: the holder's timer never fires before the grantor's deadline it was told
+// about (LS-2: the client timer follows the server's; review item F). The grantor
+// sets a deadline D at local time L, global time t — at the grant (D = L + term) and
+// at every accepted renewal (the max rule, rebuilt as LS-P1 does) — and sends the time
+// left D - L to the holder: with the reference (the grant) or in the acknowledgement
+// sent in the same call (a renewal). Once the holder has that information its timer
+// cannot fire before t + (D - L), give or take the clocks' drift over that interval
+// and the clock steps: a later update only carries a later grantor deadline, sent
+// later. The grant's information always reaches a holder (it resolved the reference
+// from it); a renewal's reaches it if the devices stayed in range (no cut, partition,
+// loss burst or crash) for a latency after t and the holder's side was still there
+// (its timer had not fired by t + lmax).
+func (e *env) notEarly(x *index, id ls.RefID, ce obsOf[ls.ObsEnd]) error {
+	g := x.grants[id]
+	pair := e.g.pair(id.Grantor, id.Holder)
+	check := func(t sim.Time, left time.Duration, what string) error {
+		earliest := t.Add(left - e.g.skewOf(left) - 2*e.g.steps - time.Millisecond)
+		if ce.Time < earliest {
+			return fmt.Errorf("lease %s (%s, %s): client side expired by its timer at %v, before %v: %s at %v left %v, and the holder knew it",
+				id, g.V.Object, g.V.Pattern, ce.Time, earliest, what, t, left)
+		}
+		return nil
+	}
+	if err := check(g.Time, g.V.Term, "the grant"); err != nil {
+		return err
+	}
+	dl := g.Local.Add(g.V.Term)
+	for _, rn := range x.renews[id] {
+		if !rn.V.Ok {
+			continue
+		}
+		dl = max(dl, rn.Local.Add(rn.V.D))
+		reach := rn.Time.Add(e.g.lmax)
+		if reach >= ce.Time || overlaps(pair, rn.Time, reach) || e.g.crashedIn(id.Holder, rn.Time, reach) || e.g.crashedIn(id.Grantor, rn.Time, reach) {
+			continue
+		}
+		if err := check(rn.Time, dl.Sub(rn.Local), fmt.Sprintf("a renewal (%s)", rn.V.By)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func endedAt(o obsOf[ls.ObsEnd], ok bool) string {
+	if !ok {
+		return "never ended"
+	}
+	return fmt.Sprintf("ended only at %v", o.Time)
+}
+
+func (e *env) listenersOnce(r *checker.Run, x *index, id ls.RefID, side ls.Side) error {
+	k := sideKey{id, side}
+	ends, fired := x.ends[k], x.fired[k]
+	if len(ends) > 1 {
+		return fmt.Errorf("lease %s: %s side ended %d times (%s at %v, then %s at %v)", id, side, len(ends), ends[0].V.How, ends[0].Time, ends[1].V.How, ends[1].Time)
+	}
+	if len(ends) == 0 {
+		if len(fired) > 0 {
+			return fmt.Errorf("lease %s: %s listener %q ran at %v but the side never ended", id, side, fired[0].V.Tag, fired[0].Time)
+		}
+		return nil
+	}
+	end := ends[0]
+	if end.V.How == ls.Revoked {
+		if len(fired) > 0 {
+			return fmt.Errorf("lease %s: %s listener %q ran at %v after a revoke (listeners run only on expiry)", id, side, fired[0].V.Tag, fired[0].Time)
+		}
+		return nil
+	}
+	node := id.Grantor
+	if side == ls.Client {
+		node = id.Holder
+	}
+	want := slices.Clone(x.listens[k])
+	got := make([]string, 0, len(fired))
+	for _, f := range fired {
+		got = append(got, f.V.Tag)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if slices.Equal(want, got) {
+		return nil
+	}
+	// The listeners run in the next turn: a crash or the end of the run in between may
+	// prevent them (never a wrong count otherwise).
+	if len(got) < len(want) && (e.g.crashedIn(node, end.Time, end.Time.Add(time.Millisecond)) || r.Time <= end.Time) {
+		return nil
+	}
+	return fmt.Errorf("lease %s: %s side expired (%s) at %v: listeners ran %v, registered %v (each must run exactly once)", id, side, end.V.Cause, end.Time, got, want)
+}
+
+// LS-P3: per reference, the grantor takes messages in order, exactly once, each the
+// one the holder sent; no message is lost while the reference stays live and the
+// devices are in range; and no lease expires by its timer unless its devices were out
+// of range (or down) at some point within a lease period before (no false expiry).
+func (e *env) transientTolerance(r *checker.Run) error {
+	x := e.li.get(r)
+	flush := e.flush()
+	for _, id := range x.refs {
+		sends, recvs := x.sends[id], x.recvs[id]
+		for i, rv := range recvs {
+			if rv.V.Seq != int64(i+1) {
+				return fmt.Errorf("reference %s: took message #%d in position %d (order broken)", id, rv.V.Seq, i+1)
+			}
+			if i >= len(sends) || sends[i].Index > rv.Index {
+				return fmt.Errorf("reference %s: took message #%d that was never sent", id, rv.V.Seq)
+			}
+			if s := sends[i].V; s.Op != rv.V.Op || s.Method != rv.V.Method {
+				return fmt.Errorf("reference %s: message #%d sent as %s %s, taken as %s %s", id, rv.V.Seq, s.Op, s.Method, rv.V.Op, rv.V.Method)
+			}
+		}
+		fwd := map[int64]bool{}
+		for _, f := range x.forwards[id] {
+			if fwd[f.V.Seq] {
+				return fmt.Errorf("reference %s: message #%d processed twice", id, f.V.Seq)
+			}
+			fwd[f.V.Seq] = true
+			if f.V.Seq > int64(len(recvs)) || !recvs[f.V.Seq-1].V.Live {
+				return fmt.Errorf("reference %s: message #%d processed without being taken live", id, f.V.Seq)
+			}
+		}
+		if len(sends) > len(recvs) {
+			// The first message never taken must have had no chance: no time, between its
+			// send and the end of either side (or of the run), when the devices were in
+			// range long enough to get it across.
+			s := sends[len(recvs)]
+			until := r.Time
+			if se, ok := x.firstEnd(id, ls.Server); ok {
+				until = min(until, se.Time)
+			}
+			if ce, ok := x.firstEnd(id, ls.Client); ok {
+				until = min(until, ce.Time)
+			}
+			until = min(until, e.g.incarnationEnd(id.Grantor, id.GBoot)) // addressed to a dead incarnation
+			switch {
+			case e.g.crashedIn(id.Grantor, s.Time, until) || e.g.crashedIn(id.Holder, s.Time, until):
+			case !window(e.g.pair(id.Grantor, id.Holder), s.Time, until, flush):
+			default:
+				return fmt.Errorf("reference %s: message #%d (%s %s) sent at %v was never taken, though the devices were in range for %v or more before %v and both sides were live",
+					id, s.V.Seq, s.V.Op, s.V.Method, s.Time, flush, until)
+			}
+		}
+	}
+	for _, id := range x.leases {
+		period := x.period[id]
+		m := e.margin(period)
+		w := e.g.stretch(period) + m
+		for _, side := range []ls.Side{ls.Server, ls.Client} {
+			end, ok := x.firstEnd(id, side)
+			if !ok || end.V.How != ls.Expired || end.V.Cause != "timer" {
+				continue
+			}
+			if at, idle := x.idle[id]; idle && at <= end.Time {
+				continue // abandoned on purpose before it expired
+			}
+			if !overlaps(e.g.pair(id.Grantor, id.Holder), end.Time.Add(-w), end.Time) {
+				return fmt.Errorf("lease %s (%s, %s): %s side expired at %v though its devices stayed in range since %v (its lease period %v plus margin %v): a false expiry",
+					id, x.grants[id].V.Object, x.grants[id].V.Pattern, side, end.Time, end.Time.Add(-w), period, m)
+			}
+		}
+	}
+	return nil
+}
+
+// LS-P4: at the end of the run no device keeps state for a lease that has ended.
+func (e *env) reclamation(r *checker.Run) error {
+	x := e.li.get(r)
+	for i, f := range r.Final {
+		if !f.Up || f.State == nil {
+			continue
+		}
+		d, ok := f.State.(*ls.Device)
+		if !ok {
+			continue
+		}
+		leaks, pending := d.Leaks()
+		if pending {
+			continue
+		}
+		for _, id := range x.leases {
+			if id.Grantor == sim.NodeID(i) && id.GBoot == d.RT.Boot && d.RT.Exports[id] != nil {
+				if se, ok := x.firstEnd(id, ls.Server); ok {
+					leaks = append(leaks, fmt.Sprintf("server side of %s kept after it %s at %v", id, se.V.How, se.Time))
+				}
+			}
+			if id.Holder == sim.NodeID(i) && d.RT.Imports[id] != nil && !d.RT.Imports[id].Revoking {
+				if ce, ok := x.firstEnd(id, ls.Client); ok {
+					leaks = append(leaks, fmt.Sprintf("client side of %s kept after it %s at %v", id, ce.V.How, ce.Time))
+				}
+			}
+		}
+		if len(leaks) > 0 {
+			more := ""
+			if len(leaks) > 3 {
+				more = fmt.Sprintf(" (and %d more)", len(leaks)-3)
+				leaks = leaks[:3]
+			}
+			return fmt.Errorf("%s at the end: %s%s", f.Name, strings.Join(leaks, "; "), more)
+		}
+	}
+	return nil
+}
+
+// LS-P5: at most one message is processed through a single-call lease.
+func (e *env) singleCall(r *checker.Run) error {
+	x := e.li.get(r)
+	for _, id := range x.leases {
+		if x.grants[id].V.Pattern != "single-call" {
+			continue
+		}
+		if fs := x.forwards[id]; len(fs) > 1 {
+			return fmt.Errorf("single-call lease %s (%s) processed %d messages (%s#%d at %v, then %s#%d at %v)",
+				id, x.grants[id].V.Object, len(fs), fs[0].V.Method, fs[0].V.Seq, fs[0].Time, fs[1].V.Method, fs[1].V.Seq, fs[1].Time)
+		}
+	}
+	return nil
+}
+
+// LS-4: every future completes exactly once: resolved before its due time, or ruined
+// with a timeout at or after it.
+func (e *env) futures(r *checker.Run) error {
+	x := e.li.get(r)
+	for _, k := range sortedFutKeys(x.fcalls) {
+		c := x.fcalls[k]
+		due := c.V.At.Add(c.V.Due)
+		ds := x.fdone[k]
+		switch {
+		case len(ds) > 1:
+			return fmt.Errorf("future %d of %s completed %d times", k.ID, r.Final[k.Node].Name, len(ds))
+		case len(ds) == 0:
+			by := c.Time.Add(e.g.stretch(c.V.Due) + e.g.steps + 2*time.Millisecond)
+			if by <= r.Time && !e.g.crashedIn(k.Node, c.Time, by) {
+				return fmt.Errorf("future %d (%s) of %s called at %v with due %v never completed", k.ID, c.V.Tag, r.Final[k.Node].Name, c.Time, c.V.Due)
+			}
+		case ds[0].V.Ok && ds[0].V.At >= due:
+			return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, ds[0].V.At, due)
+		case !ds[0].V.Ok && ds[0].V.Err == "timeout" && ds[0].V.At < due:
+			return fmt.Errorf("future %d (%s) ruined by a timeout at local %v, before its due time %v", k.ID, c.V.Tag, ds[0].V.At, due)
+		}
+	}
+	return nil
+}
+
+// LS-3: no leasing pattern panicked (a broken custom pattern is reported here: the
+// runtime contained it and expired the lease; the message was dropped unless the
+// pattern had forwarded it first).
+func (e *env) patterns(r *checker.Run) error {
+	x := e.li.get(r)
+	if len(x.perrors) == 0 {
+		return nil
+	}
+	p := x.perrors[0]
+	return fmt.Errorf("custom pattern %q panicked on lease %s at %v: %s (%d pattern errors; the lease expired at both sides)",
+		p.V.Pattern, p.V.Lease, p.Time, p.V.Panic, len(x.perrors))
+}
+
+// LS-2: renewing a revoked lease is refused (the probe tries it on purpose).
+func (e *env) misuse(r *checker.Run) error {
+	for _, m := range checker.Values[ls.ProbeMisuse](r.History(), ls.KindProbeMisuse) {
+		if !m.Rejected {
+			return fmt.Errorf("%s of %s was accepted", m.Op, m.Ref)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,432 @@
+package lsscen
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"simrun/checker"
+	"simrun/faults"
+	ls "simrun/protocols/leasing"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// Common runtime parameters of every leasing scenario.
+var runtimeParams = []scenarios.Param{
+	{Name: "beacon", Default: "100ms", Help: "discovery beacon period"},
+	{Name: "silence", Default: "350ms", Help: "a peer unheard this long counts as out of range"},
+	{Name: "rto", Default: "150ms", Help: "retransmission period of unacknowledged messages"},
+	{Name: "lat-min", Default: "2ms", Help: "minimum one-way latency"},
+	{Name: "lat-max", Default: "12ms", Help: "maximum one-way latency"},
+	{Name: "drift-ppm", Default: "2000", Help: "clock drift bound of every device (parts per million)"},
+}
+
+var musicParams = append(slices.Clone(runtimeParams),
+	scenarios.Param{Name: "songs", Default: "60", Help: "songs in each library"},
+	scenarios.Param{Name: "term", Default: "3s", Help: "session lease (renew-on-call, revoked by endExchange; 10 minutes in the paper)"},
+	scenarios.Param{Name: "callback-term", Default: "3s", Help: "session callback's single-call lease"},
+	scenarios.Param{Name: "threshold", Default: "0.3", Help: "match ratio from which the user is notified"},
+	scenarios.Param{Name: "pattern", Default: "paper", Help: "session pattern: paper, or panic (a custom pattern with a bug)"},
+)
+
+var swarmParams = append(slices.Clone(runtimeParams),
+	scenarios.Param{Name: "devices", Default: "4", Help: "number of devices"},
+	scenarios.Param{Name: "songs", Default: "15", Help: "songs in each library"},
+	scenarios.Param{Name: "term", Default: "2s", Help: "session and callback leases"},
+	scenarios.Param{Name: "again", Default: "1s", Help: "pause before a completed exchange is repeated"},
+	scenarios.Param{Name: "horizon", Default: "12s", Help: "devices move until this time, then stay (unless they left)"},
+	scenarios.Param{Name: "mean-up", Default: "4s", Help: "mean in-range period, limit (each seed draws its own)"},
+	scenarios.Param{Name: "mean-down", Default: "3s", Help: "mean out-of-range period, limit (each seed draws its own)"},
+	scenarios.Param{Name: "leave", Default: "0.3", Help: "probability limit that a device leaves for good"},
+	scenarios.Param{Name: "skews", Default: "3", Help: "clock skews, limit"},
+	scenarios.Param{Name: "max-step", Default: "10ms", Help: "largest clock step of a skew"},
+	scenarios.Param{Name: "probe", Default: "1.5s", Help: "probe period (0 = no probe application)"},
+)
+
+func init() {
+	for _, v := range []struct {
+		name, help string
+		suite      bool
+	}{
+		{"stable", "music player (§2.1, LS-5): two devices exchange libraries, always in range", true},
+		{"transient", "music player: a disconnection shorter than the lease in mid-exchange; the exchange completes", true},
+		{"permanent", "music player: the devices part for good in mid-exchange; both sides expire and clean up", true},
+	} {
+		variant := v.name
+		scenarios.Register(&scenarios.Scenario{
+			Name: "leasing/music-" + variant, Help: v.help, Params: musicParams, Suite: v.suite,
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(b, variant, ls.Broken{}) },
+		})
+	}
+	scenarios.Register(&scenarios.Scenario{
+		Name:   "leasing/swarm",
+		Help:   "devices moving in and out of range (random, from the seed), drifting clocks, music player and probe leases of every pattern",
+		Params: swarmParams, Suite: true,
+		Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, ls.Broken{}) },
+	})
+	scenarios.Register(&scenarios.Scenario{
+		Name:       "leasing/detection",
+		Help:       "measurements: detection delay vs lease term, false expiries vs disconnection lengths, renewal traffic vs lease term",
+		Params:     detectionParams,
+		Experiment: detection,
+	})
+}
+
+func runtimeConfig(p *scenarios.Params, n int, broken ls.Broken) (*ls.Config, sim.Network, error) {
+	cfg := &ls.Config{
+		Beacon: p.PositiveDuration("beacon"), Silence: p.PositiveDuration("silence"),
+		RTO: p.PositiveDuration("rto"), Broken: broken,
+	}
+	lo, hi := p.Duration("lat-min"), p.Duration("lat-max")
+	if p.Err() != nil {
+		return nil, sim.Network{}, &scenarios.InputError{Err: p.Err()}
+	}
+	if lo < 0 || hi < lo {
+		return nil, sim.Network{}, inputf("latency needs 0 <= lat-min <= lat-max (got %v, %v)", lo, hi)
+	}
+	for i := 0; i < n; i++ {
+		cfg.Peers = append(cfg.Peers, sim.NodeID(i))
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, sim.Network{}, &scenarios.InputError{Err: err}
+	}
+	return cfg, sim.Network{Latency: sim.Uniform(lo, hi)}, nil
+}
+
+// libraries draws each device's library: songs distinct songs out of a universe twice
+// that size, so libraries overlap about half.
+func libraries(seed uint64, n, songs int) [][]ls.Song {
+	libs := make([][]ls.Song, n)
+	for i := range libs {
+		r := sim.Stream(seed, "library", int64(i))
+		perm := r.Perm(2 * songs)
+		for _, s := range perm[:songs] {
+			libs[i] = append(libs[i], ls.Song(s))
+		}
+	}
+	return libs
+}
+
+func deviceNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = string(rune('A' + i))
+	}
+	return names
+}
+
+// MusicSetup builds one music-player run: variant is stable, transient or permanent;
+// broken switches on a deliberately broken protocol (tests only).
+func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenarios.Setup, error) {
+	p := b.Params
+	cfg, nw, err := runtimeConfig(p, 2, broken)
+	if err != nil {
+		return nil, err
+	}
+	songs := p.IntMin("songs", 1)
+	pc := &ls.PlayerConfig{
+		Libraries:    libraries(b.Seed, 2, songs),
+		Term:         p.PositiveDuration("term"),
+		CallbackTerm: p.PositiveDuration("callback-term"),
+		Threshold:    p.Float("threshold"),
+		Pattern:      p.String("pattern"),
+	}
+	ppm := int64(p.IntMin("drift-ppm", 0))
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	pc.MinLeft = 4*nw.Latency.Max + 10*time.Millisecond
+	if err := pc.Validate(); err != nil {
+		return nil, err
+	}
+	names := deviceNames(2)
+	r := sim.Stream(b.Seed, "music-variant")
+	at := 130*time.Millisecond + time.Duration(r.Int64Range(0, int64(100*time.Millisecond)))
+	length := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(pc.Term/2-300*time.Millisecond)))
+	plan, err := b.FaultPlan(func() (faults.Plan, error) {
+		cut := func(at time.Duration, kind string) []faults.Event {
+			return []faults.Event{
+				{At: faults.Duration(at), Kind: kind, From: names[0], To: names[1]},
+				{At: faults.Duration(at), Kind: kind, From: names[1], To: names[0]},
+			}
+		}
+		switch variant {
+		case "transient":
+			return faults.Plan{Events: append(cut(at, "cut"), cut(at+length, "restore")...)}, nil
+		case "permanent":
+			return faults.Plan{Events: cut(at, "cut")}, nil
+		}
+		return stableFaults(b.Seed, names, ppm), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	clocks := Clocks(b.Seed, 2, ppm)
+	st := plan.Settled()
+	until := sim.Time(max(time.Duration(st.At), at+length) + 2*max(pc.Term, pc.CallbackTerm) + 3*time.Second)
+	nodes := make([]sim.NodeSpec, 2)
+	for i := range nodes {
+		nodes[i] = sim.NodeSpec{Name: names[i], New: ls.NewDevice(cfg, func() ls.App { return &ls.Player{Cfg: pc} })}
+	}
+	e := newEnv(newGround(plan, names, clocks, nw), cfg)
+	props := append(e.leasingProperties(), e.musicClaims(pc)...)
+	return &scenarios.Setup{
+		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
+		Properties: props,
+		Metrics:    func(res *sim.Result) any { return musicMetrics(res) },
+	}, nil
+}
+
+// stableFaults draws the faults of music-stable from the seed: the devices stay in
+// range, but the network duplicates messages for a while (late duplicates of old
+// acknowledgements, review item A), latency spikes on one link, and a clock steps and
+// changes its drift.
+func stableFaults(seed uint64, names []string, ppm int64) faults.Plan {
+	r := sim.Stream(seed, "music-stable-faults")
+	span := func(lo, hi time.Duration) faults.Duration { return faults.Duration(r.Int64Range(int64(lo), int64(hi))) }
+	at := func() faults.Duration { return span(100*time.Millisecond, time.Second) } // while the exchanges run
+	from := r.IntN(2)
+	drift := r.Int64Range(-ppm, ppm+1)
+	evs := []faults.Event{
+		{At: at(), Kind: "burst", Dup: 0.2 + 0.8*r.Float64(), For: span(300*time.Millisecond, 2*time.Second)},
+		{At: at(), Kind: "spike", From: names[from], To: names[1-from], Extra: span(time.Millisecond, 20*time.Millisecond), For: span(100*time.Millisecond, time.Second)},
+		{At: at(), Kind: "skew", Node: names[r.IntN(2)], Step: span(-10*time.Millisecond, 10*time.Millisecond), DriftPPM: &drift},
+	}
+	slices.SortStableFunc(evs, func(a, b faults.Event) int { return cmp.Compare(a.At, b.At) })
+	return faults.Plan{Events: evs}
+}
+
+// musicClaims are the music player's claims (LS-5), checked against the run's actual
+// plan, so they hold whatever plan --faults supplies:
+//   - transient: if every disconnection of the two devices was shorter than the session
+//     lease (minus the recovery margin), well apart, and nobody crashed, then both
+//     exchanges complete with the whole library and no lease expires;
+//   - permanent: if the devices parted for good at some time, every session not ended
+//     by then expires at both sides, the responder drops the partial library and the
+//     initiator stops; nothing completes afterwards.
+func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
+	return []checker.Property{
+		{Name: "music/transient-completes", Class: checker.Liveness, NeedsCompleteRun: true, Check: func(r *checker.Run) error {
+			x := e.li.get(r)
+			m := e.margin(x.maxTerm)
+			spans := e.g.pair(0, 1)
+			prevEnd := sim.Time(-1 << 62)
+			for _, s := range spans {
+				if s.to == never || s.to.Sub(s.from) >= pc.Term-m || s.from.Sub(prevEnd) < m {
+					return nil // not the transient claim's situation
+				}
+				prevEnd = s.to
+			}
+			if e.g.crashedIn(0, 0, r.Time) || e.g.crashedIn(1, 0, r.Time) {
+				return nil
+			}
+			done := map[[2]sim.NodeID]int{}
+			for _, d := range checker.Values[ls.MPDone](r.History(), ls.KindMPDone) {
+				done[[2]sim.NodeID{d.From, d.To}] = d.Songs
+			}
+			for _, pr := range [][2]sim.NodeID{{0, 1}, {1, 0}} {
+				if n, ok := done[pr]; !ok || n != len(pc.Libraries[pr[0]]) {
+					return fmt.Errorf("exchange %s→%s did not complete with %d songs (got %d, completed %v) although every disconnection was shorter than the lease minus %v",
+						r.Final[pr[0]].Name, r.Final[pr[1]].Name, len(pc.Libraries[pr[0]]), n, ok, m)
+				}
+			}
+			for _, id := range x.leases {
+				for _, side := range []ls.Side{ls.Server, ls.Client} {
+					if en, ok := x.firstEnd(id, side); ok && en.V.How == ls.Expired {
+						return fmt.Errorf("lease %s (%s) expired at its %s side at %v although every disconnection was transient", id, x.grants[id].V.Object, side, en.Time)
+					}
+				}
+			}
+			return nil
+		}},
+		{Name: "music/permanent-cleans-up", Class: checker.Safety, NeedsCompleteRun: true, Check: func(r *checker.Run) error {
+			parted, ok := e.g.partedAt(0, 1)
+			if !ok || len(e.g.down[0])+len(e.g.down[1]) > 0 {
+				return nil // the devices did not part for good (a crash is not a parting)
+			}
+			x := e.li.get(r)
+			done := map[ls.RefID]bool{}
+			for _, o := range r.History().Kind(ls.KindMPDone) {
+				if o.Time > parted.Add(e.g.lmax) {
+					return fmt.Errorf("an exchange completed at %v, after the devices parted for good at %v", o.Time, parted)
+				}
+			}
+			for _, o := range r.History().Kind(ls.KindForward) {
+				f := o.Value.(ls.ObsForward)
+				if f.Method == "endExchange" {
+					done[f.Ref] = true
+				}
+			}
+			cleaned := map[ls.RefID]bool{}
+			for _, c := range checker.Values[ls.MPEvent](r.History(), ls.KindMPCleanup) {
+				cleaned[c.Session] = true
+			}
+			stopped := map[ls.RefID]bool{}
+			for _, o := range r.History().Kind(ls.KindMPStopped, ls.KindMPTimedOut) {
+				stopped[o.Value.(ls.MPEvent).Session] = true
+			}
+			for _, s := range checker.Values[ls.MPEvent](r.History(), ls.KindMPSession) {
+				id := s.Session
+				if done[id] {
+					continue
+				}
+				se, ok := x.firstEnd(id, ls.Server)
+				if !ok || se.V.How != ls.Expired {
+					return fmt.Errorf("session %s (%s→%s) interrupted by the parting at %v: its server side did not expire (%v)", id, r.Final[s.From].Name, r.Final[s.To].Name, parted, endedAt(se, ok))
+				}
+				if !cleaned[id] {
+					return fmt.Errorf("session %s expired at %v but %s kept the partial library", id, se.Time, r.Final[s.To].Name)
+				}
+				if _, resolved := x.resolves[id]; resolved {
+					if ce, ok := x.firstEnd(id, ls.Client); !ok || ce.V.How != ls.Expired {
+						return fmt.Errorf("session %s: the initiator's side did not expire (%v)", id, endedAt(ce, ok))
+					}
+					if !stopped[id] {
+						return fmt.Errorf("session %s expired but %s did not stop the exchange", id, r.Final[s.From].Name)
+					}
+				}
+			}
+			return nil
+		}},
+	}
+}
+
+// MusicMetrics summarises a music-player run.
+type MusicMetrics struct {
+	Exchanges int `json:"exchanges_completed"`
+	Matches   int `json:"matches"`
+	Stopped   int `json:"stopped"`
+	Cleanups  int `json:"cleanups"`
+	Leases    int `json:"leases"`
+	Expired   int `json:"lease_sides_expired"`
+	Revoked   int `json:"lease_sides_revoked"`
+}
+
+func musicMetrics(res *sim.Result) MusicMetrics {
+	var m MusicMetrics
+	for _, o := range res.History {
+		switch o.Kind {
+		case ls.KindMPDone:
+			m.Exchanges++
+		case ls.KindMPMatch:
+			m.Matches++
+		case ls.KindMPStopped:
+			m.Stopped++
+		case ls.KindMPCleanup:
+			m.Cleanups++
+		case ls.KindGrant:
+			m.Leases++
+		case ls.KindEnd:
+			if o.Value.(ls.ObsEnd).How == ls.Expired {
+				m.Expired++
+			} else {
+				m.Revoked++
+			}
+		}
+	}
+	return m
+}
+
+// SwarmSetup builds one swarm run.
+func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) {
+	p := b.Params
+	n := p.IntMin("devices", 2)
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	if n > 26 {
+		return nil, fmt.Errorf("parameter devices=%d: at most 26", n)
+	}
+	cfg, nw, err := runtimeConfig(p, n, broken)
+	if err != nil {
+		return nil, err
+	}
+	songs := p.IntMin("songs", 1)
+	term := p.PositiveDuration("term")
+	again := p.Duration("again")
+	horizon := p.PositiveDuration("horizon")
+	limits := MobilityParams{
+		Horizon: horizon, MeanUp: p.PositiveDuration("mean-up"), MeanDown: p.PositiveDuration("mean-down"),
+		Leave: p.Prob("leave"), Skews: p.IntMin("skews", 0), MaxStep: p.Duration("max-step"),
+	}
+	ppm := int64(p.IntMin("drift-ppm", 0))
+	probe := p.Duration("probe")
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	if again < 0 || probe < 0 || limits.MaxStep < 0 {
+		return nil, fmt.Errorf("again, probe and max-step must not be negative")
+	}
+	limits.MaxDriftPPM = ppm
+	pc := &ls.PlayerConfig{
+		Libraries: libraries(b.Seed, n, songs), Term: term, CallbackTerm: term,
+		MinLeft: 4*nw.Latency.Max + 10*time.Millisecond, Threshold: 0.3, Again: again, Retry: 500 * time.Millisecond,
+	}
+	if err := pc.Validate(); err != nil {
+		return nil, err
+	}
+	prc := &ls.ProbeConfig{Period: probe, PingEvery: 100 * time.Millisecond, TermMin: 500 * time.Millisecond,
+		TermMax: term, MaxPings: 8, Due: term / 2}
+	if err := prc.Validate(); err != nil {
+		return nil, err
+	}
+	names := deviceNames(n)
+	plan, err := b.FaultPlan(func() (faults.Plan, error) {
+		return Mobility(b.Seed, names, SwarmMobility(b.Seed, limits))
+	})
+	if err != nil {
+		return nil, err
+	}
+	clocks := Clocks(b.Seed, n, ppm)
+	bound := 2*term + again + pc.Retry + 2*time.Second
+	st := plan.Settled()
+	until := sim.Time(max(time.Duration(st.At), horizon) + bound + time.Second)
+	nodes := make([]sim.NodeSpec, n)
+	for i := range nodes {
+		nodes[i] = sim.NodeSpec{Name: names[i], New: ls.NewDevice(cfg, func() ls.App {
+			return &ls.Mux{Apps: []ls.App{&ls.Player{Cfg: pc}, &ls.Probe{Cfg: prc}},
+				Prefixes: [][]string{{"mp.", "openSession"}, {"probe."}}}
+		})}
+	}
+	e := newEnv(newGround(plan, names, clocks, nw), cfg)
+	props := append(e.leasingProperties(), e.swarmLiveness(n, bound))
+	return &scenarios.Setup{
+		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
+		Properties: props,
+		Metrics:    func(res *sim.Result) any { return musicMetrics(res) },
+	}, nil
+}
+
+// swarmLiveness: after the devices stop moving, every two devices that are both still
+// there (up, in range for good) complete an exchange in each direction within bound.
+func (e *env) swarmLiveness(n int, bound time.Duration) checker.Property {
+	return scenarios.Bounded("music/exchanges-resume", bound, func(r *checker.Run) []scenarios.Item {
+		var items []scenarios.Item
+		first := map[[2]sim.NodeID]sim.Time{}
+		for _, o := range r.History().Kind(ls.KindMPDone) {
+			d := o.Value.(ls.MPDone)
+			k := [2]sim.NodeID{d.From, d.To}
+			if _, ok := first[k]; !ok && o.Time >= r.Settled {
+				first[k] = o.Time
+			}
+		}
+		for a := 0; a < n; a++ {
+			for b := 0; b < n; b++ {
+				if a == b {
+					continue
+				}
+				if _, parted := e.g.partedAt(sim.NodeID(a), sim.NodeID(b)); parted {
+					continue // they parted for good (a device left or crashed for good)
+				}
+				it := scenarios.Item{Name: fmt.Sprintf("exchange %s→%s", r.Final[a].Name, r.Final[b].Name), Start: r.Settled}
+				if t, ok := first[[2]sim.NodeID{sim.NodeID(a), sim.NodeID(b)}]; ok {
+					it.Done, it.Completed = t, true
+				}
+				items = append(items, it)
+			}
+		}
+		return items
+	})
+}
