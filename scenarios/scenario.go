@@ -17,13 +17,6 @@ import (
 	"simrun/sim"
 )
 
-// Param documents one scenario parameter (-p name=value).
-type Param struct {
-	Name    string
-	Default string
-	Help    string
-}
-
 // Scenario is a named, seeded scenario: either a single run (Build) or an experiment
 // that runs many and reports tables (Experiment).
 type Scenario struct {

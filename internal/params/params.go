@@ -1,0 +1,198 @@
+// Package params resolves `-p name=value` parameters against declared defaults and
+// reads them through typed getters. Scenarios (scenarios.Params) and models
+// (model.Params) share it, so both report bad input in the same words.
+//
+// The getters record the first malformed value instead of returning an error, so a
+// Build function reads every parameter first and checks Err once; the caller turns
+// that error into a one-line input error (exit 2).
+package params
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Def documents one parameter: its name, default value and help line.
+type Def struct {
+	Name    string
+	Default string
+	Help    string
+}
+
+// Set holds resolved parameters: defaults overridden by assignments.
+type Set struct {
+	what string // "scenario" or "model", for messages
+	defs []Def
+	vals map[string]string
+	err  error
+}
+
+// New resolves overrides against defs. An unknown name is an error naming the known
+// ones; what ("scenario", "model") names the owner in that message.
+func New(what string, defs []Def, overrides map[string]string) (*Set, error) {
+	p := &Set{what: what, defs: defs, vals: map[string]string{}}
+	for _, d := range defs {
+		p.vals[d.Name] = d.Default
+	}
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
+		if !slices.ContainsFunc(defs, func(d Def) bool { return d.Name == k }) {
+			if len(defs) == 0 {
+				return nil, fmt.Errorf("unknown parameter %q (this %s takes none)", k, what)
+			}
+			names := make([]string, len(defs))
+			for i, d := range defs {
+				names[i] = d.Name
+			}
+			return nil, fmt.Errorf("unknown parameter %q (known: %s)", k, strings.Join(names, ", "))
+		}
+		p.vals[k] = overrides[k]
+	}
+	return p, nil
+}
+
+// ParseAssignments parses "name=value" strings (the -p flags): a missing "=", an empty
+// name or a name given twice is an error.
+func ParseAssignments(as []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, a := range as {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("malformed parameter %q (want name=value)", a)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("parameter %q given twice", k)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// Values returns every resolved parameter (for trace headers and reports).
+func (p *Set) Values() map[string]string { return maps.Clone(p.vals) }
+
+// NonDefault returns "name=value" for every parameter that differs from its default,
+// sorted (for reproduce commands).
+func (p *Set) NonDefault() []string {
+	var out []string
+	for _, d := range p.defs {
+		if v := p.vals[d.Name]; v != d.Default {
+			out = append(out, d.Name+"="+v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Err returns the first malformed value met by a getter.
+func (p *Set) Err() error { return p.err }
+
+// raw returns a declared parameter's value; reading an undeclared one is a bug in the
+// scenario or model, not bad input, hence the panic.
+func (p *Set) raw(name string) string {
+	v, ok := p.vals[name]
+	if !ok {
+		panic(fmt.Sprintf("params: %s parameter %s is not declared", p.what, name))
+	}
+	return v
+}
+
+func (p *Set) fail(name, v, want string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("parameter %s=%q: want %s", name, v, want)
+	}
+}
+
+// String returns the parameter's value.
+func (p *Set) String(name string) string { return p.raw(name) }
+
+// Int returns the parameter as an int.
+func (p *Set) Int(name string) int {
+	v := p.raw(name)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		p.fail(name, v, "an integer")
+	}
+	return n
+}
+
+// IntMin returns the parameter as an int and records an error if it is below lo.
+func (p *Set) IntMin(name string, lo int) int {
+	n := p.Int(name)
+	if n < lo {
+		p.fail(name, p.raw(name), fmt.Sprintf("an integer >= %d", lo))
+	}
+	return n
+}
+
+// IntRange returns the parameter as an int in [lo, hi].
+func (p *Set) IntRange(name string, lo, hi int) int {
+	n := p.Int(name)
+	if n < lo || n > hi {
+		p.fail(name, p.raw(name), fmt.Sprintf("an integer in %d..%d", lo, hi))
+	}
+	return n
+}
+
+// Float returns the parameter as a float64.
+func (p *Set) Float(name string) float64 {
+	v := p.raw(name)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		p.fail(name, v, "a number")
+	}
+	return f
+}
+
+// Prob returns the parameter as a probability in [0, 1].
+func (p *Set) Prob(name string) float64 {
+	f := p.Float(name)
+	if f < 0 || f > 1 {
+		p.fail(name, p.raw(name), "a probability in [0, 1]")
+	}
+	return f
+}
+
+// Duration returns the parameter as a duration ("1.5s"), negative values included.
+func (p *Set) Duration(name string) time.Duration {
+	v := p.raw(name)
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		p.fail(name, v, "a duration such as 500ms or 2s")
+	}
+	return d
+}
+
+// PositiveDuration returns the parameter as a duration > 0.
+func (p *Set) PositiveDuration(name string) time.Duration {
+	d := p.Duration(name)
+	if d <= 0 {
+		p.fail(name, p.raw(name), "a positive duration such as 500ms or 2s")
+	}
+	return d
+}
+
+// Bool returns the parameter as a bool.
+func (p *Set) Bool(name string) bool {
+	v := p.raw(name)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(name, v, "true or false")
+	}
+	return b
+}
+
+// List returns the parameter split on commas, blanks trimmed and empty elements
+// dropped.
+func (p *Set) List(name string) []string {
+	var out []string
+	for _, s := range strings.Split(p.raw(name), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

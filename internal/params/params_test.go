@@ -1,0 +1,84 @@
+package params
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var defs = []Def{
+	{Name: "n", Default: "3"},
+	{Name: "d", Default: "1s"},
+	{Name: "p", Default: "0.5"},
+	{Name: "on", Default: "false"},
+	{Name: "xs", Default: "a, b,,c"},
+}
+
+func TestResolveAndGetters(t *testing.T) {
+	p, err := New("scenario", defs, map[string]string{"n": "7", "on": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Int("n") != 7 || p.IntRange("n", 1, 9) != 7 || p.IntMin("n", 7) != 7 || p.Duration("d") != time.Second ||
+		p.PositiveDuration("d") != time.Second || p.Prob("p") != 0.5 || !p.Bool("on") ||
+		!slices.Equal(p.List("xs"), []string{"a", "b", "c"}) || p.Err() != nil {
+		t.Fatalf("getters: %v", p.Err())
+	}
+	if got := p.NonDefault(); !slices.Equal(got, []string{"n=7", "on=true"}) {
+		t.Fatalf("NonDefault %v", got)
+	}
+	if v := p.Values(); v["d"] != "1s" || v["n"] != "7" {
+		t.Fatalf("Values %v", v)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	if _, err := New("model", defs, map[string]string{"zz": "1"}); err == nil || !strings.Contains(err.Error(), `unknown parameter "zz" (known: n, d, p, on, xs)`) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := New("model", nil, map[string]string{"zz": "1"}); err == nil || !strings.Contains(err.Error(), "this model takes none") {
+		t.Fatalf("none: %v", err)
+	}
+	for _, c := range []struct {
+		name, val, want string
+		get             func(*Set)
+	}{
+		{"n", "x", "an integer", func(p *Set) { p.Int("n") }},
+		{"n", "10", "an integer in 1..9", func(p *Set) { p.IntRange("n", 1, 9) }},
+		{"n", "0", "an integer >= 1", func(p *Set) { p.IntMin("n", 1) }},
+		{"p", "1.5", "a probability", func(p *Set) { p.Prob("p") }},
+		{"p", "half", "a number", func(p *Set) { p.Float("p") }},
+		{"d", "-1s", "a positive duration", func(p *Set) { p.PositiveDuration("d") }},
+		{"d", "soon", "a duration", func(p *Set) { p.Duration("d") }},
+		{"on", "yes", "true or false", func(p *Set) { p.Bool("on") }},
+	} {
+		p, err := New("scenario", defs, map[string]string{c.name: c.val})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.get(p)
+		p.Int("n") // a later error never replaces the first
+		if p.Err() == nil || !strings.Contains(p.Err().Error(), c.name+"=") || !strings.Contains(p.Err().Error(), c.want) {
+			t.Errorf("%s=%s: %v, want %q", c.name, c.val, p.Err(), c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{{"n", "malformed"}, {"=3", "malformed"}, {"n=1 n=2", "given twice"}} {
+		if _, err := ParseAssignments(strings.Fields(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v", c.in, err)
+		}
+	}
+	if m, err := ParseAssignments([]string{"a=b=c", "e="}); err != nil || m["a"] != "b=c" || m["e"] != "" {
+		t.Errorf("values with '=' or empty: %v %v", m, err)
+	}
+}
+
+func TestUndeclaredIsABug(t *testing.T) {
+	p, _ := New("scenario", defs, nil)
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "not declared") {
+			t.Fatalf("recover %v", r)
+		}
+	}()
+	p.String("missing")
+}
