@@ -210,6 +210,8 @@ func TestLossyDuplicatingCuts(t *testing.T) {
 	sys.Properties = []Property[*State]{
 		Sometimes("1 twice", func(s *State) bool { g := GhostAs[[]int](s); return len(g) == 4 && g[3] == 1 }),
 		Always("one copy at most", func(s *State) bool { return len(GhostAs[[]int](s)) <= 4 }),
+		Always("NumInFlight counts InFlight", func(s *State) bool { return s.NumInFlight() == len(s.InFlight()) }),
+		Sometimes("two in flight", func(s *State) bool { return s.NumInFlight() == 2 }),
 	}
 	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
 		t.Fatalf("dup: %v %+v", res.Outcome, res.Violation)

@@ -140,6 +140,16 @@ func (s *State) InFlight() []InFlight {
 	return out
 }
 
+// NumInFlight returns len(s.InFlight()) without building the list (state
+// constraints such as "at most k messages in flight" run on every state).
+func (s *State) NumInFlight() int {
+	n := 0
+	for _, l := range s.links {
+		n += len(l.msgs)
+	}
+	return n
+}
+
 // PendingInjections returns how many workload injections for node n are not yet
 // delivered (or lost).
 func (s *State) PendingInjections(n sim.NodeID) int {

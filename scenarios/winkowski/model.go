@@ -72,7 +72,7 @@ func init() {
 			}
 			a, err := o.system()
 			if err == nil && mf > 0 {
-				a.Boundary = func(s *model.State) bool { return len(s.InFlight()) <= mf }
+				a.Boundary = func(s *model.State) bool { return s.NumInFlight() <= mf }
 			}
 			return a, err
 		},
