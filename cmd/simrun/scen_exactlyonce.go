@@ -1,0 +1,3 @@
+package main
+
+import _ "simrun/scenarios/exactlyonce" // registers the exactlyonce/* scenarios and model

@@ -1,0 +1,91 @@
+package exactlyonce
+
+import (
+	"strings"
+
+	"simrun/sim"
+)
+
+// StableKind names a kind of protocol record in stable storage.
+type StableKind string
+
+// The kinds of stable records a node keeps.
+const (
+	StableSeq      StableKind = "tid-counter"      // the TM's Tid sequence number
+	StableBounds   StableKind = "bounds"           // model-checking bound counters (Config.MaxAttempts, Resends)
+	StableQueue    StableKind = "stage-record"     // an Active stage: record and agent in the input queue (EO-4)
+	StableOrchSet  StableKind = "orchset"          // a voter's OrchSet (EO-4)
+	StableOrch     StableKind = "orchestrator"     // an orchestrator's Ready/Committed state (EO-4)
+	StablePrepared StableKind = "prepared-put"     // a next-stage queue manager's prepared Put (EO-3)
+	StableCommit   StableKind = "commit-record"    // a coordinator's logged commit decision (EO-3)
+	StablePool     StableKind = "resource-pool"    // a resource pool's committed seats
+	StableResPrep  StableKind = "prepared-reserve" // a prepared reservation (EO-3)
+)
+
+// StableItem describes one record of a node's stable storage, for checkers (which
+// must not depend on the storage layout).
+type StableItem struct {
+	Key  string
+	Kind StableKind
+	// Stage is the stage the record belongs to (zero for the counter and pools).
+	Stage StageID
+	// Orch is the orchestrator state (StableOrch only).
+	Orch OrchState
+	// Waits lists the nodes whose answer the record is waiting for before it can go:
+	// voters that have not ACKed FORGET (Committed orchestrator), participants that
+	// have not ACKed COMMIT (commit record), the coordinator (prepared Put).
+	Waits []sim.NodeID
+	// Votes is the OrchSet (StableOrchSet only).
+	Votes []VoteEntry
+	// PoolName and Pool are the committed pool (StablePool only).
+	PoolName string
+	Pool     *Pool
+}
+
+// Inspect lists the protocol records in a node's stable storage, in key order.
+func Inspect(st *sim.Storage) []StableItem {
+	var out []StableItem
+	for _, k := range st.Keys() {
+		v, _ := st.Peek(k)
+		it := StableItem{Key: k}
+		switch x := v.(type) {
+		case uint32:
+			it.Kind = StableSeq
+		case boundRecord:
+			it.Kind = StableBounds
+		case queueEntry:
+			it.Kind, it.Stage = StableQueue, x.Record.ID
+		case []VoteEntry:
+			it.Kind, it.Stage, it.Votes = StableOrchSet, parseStageKey(k, preOrchSet), x
+		case orchRecord:
+			it.Kind, it.Stage, it.Orch = StableOrch, parseStageKey(k, preOrch), x.State
+			if x.State == OrchCommitted {
+				it.Waits = x.Pending
+			}
+		case preparedPut:
+			it.Kind, it.Stage, it.Waits = StablePrepared, x.Record.ID, []sim.NodeID{x.Coord}
+		case commitRecord:
+			it.Kind, it.Stage, it.Waits = StableCommit, x.Stage, x.Pending
+		case Pool:
+			p := x
+			it.Kind, it.Pool, it.PoolName = StablePool, &p, strings.TrimPrefix(k, prePool)
+		case resPrepared:
+			it.Kind, it.Stage = StableResPrep, StageID{Agent: x.Agent, Hop: x.Hop}
+		default:
+			panic("exactlyonce: unknown stable record " + k)
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// OrchStateOf returns the orchestrator state stage s has in a node's stable storage
+// (OrchUnknown when there is no record). It reads one key, so model-checker invariants
+// evaluated on every state (EO-I1) stay cheap.
+func OrchStateOf(st *sim.Storage, s StageID) OrchState {
+	v, ok := st.Peek(stageKey(preOrch, s))
+	if !ok {
+		return OrchUnknown
+	}
+	return v.(orchRecord).State
+}

@@ -1,0 +1,171 @@
+package exactlyonce
+
+import (
+	"slices"
+
+	"simrun/sim"
+)
+
+// The voter (paper §4): every stage node votes on the stage transactions of the
+// stage's orchestrators. Its stable state is the stage state (Active = the stage
+// record is in the input queue) and OrchSet, the orchestrators it voted (cond)yes for
+// (EO-4, key "v/A/H", stored only when non-empty). Entries carry the Tid the vote was
+// given for, so an UN_VOTE for an older transaction of the same orchestrator does not
+// withdraw a newer vote.
+
+// voterOnVote answers VOTE(StageId, Tid, OrchId) (EO-5).
+func (n *Node) voterOnVote(m Vote) {
+	s := m.Stage
+	e := n.queue[s]
+	if e == nil || !e.Record.Has(m.Orch) {
+		// Only the voter of an Active stage votes. A stage not (yet) Active here is
+		// either forgotten (it committed) or its Put is still in doubt; the
+		// orchestrator re-sends VOTE.
+		return
+	}
+	rec := e.Record
+	set := n.orchSet[s]
+	if n.cfg.Bug == BugVoterIgnoresOrchSet {
+		n.voterRecord(s, rec, withVote(set, m.Orch, m.Tid, rec))
+		n.send(m.Orch, Yes{Stage: s, Tid: m.Tid, Voter: n.id})
+		return
+	}
+	var others []VoteEntry
+	for _, v := range set {
+		if v.Orch != m.Orch {
+			others = append(others, v)
+		}
+	}
+	if len(others) == 0 {
+		// EO-5: OrchSet empty (or holding only OrchId itself): YES.
+		n.voterRecord(s, rec, withVote(others, m.Orch, m.Tid, rec))
+		n.send(m.Orch, Yes{Stage: s, Tid: m.Tid, Voter: n.id})
+		return
+	}
+	top := others[0].Orch // N: the highest-priority node in OrchSet (entries sorted by rank)
+	if rec.Higher(top, m.Orch) {
+		// EO-5: OrchId has a lower priority than N: NO.
+		n.send(m.Orch, No{Stage: s, Tid: m.Tid, Voter: n.id})
+		return
+	}
+	if top != n.id {
+		// EO-5: OrchId higher than N, N not this node: COND_YES(OrchSet), then add.
+		cond := voteNodes(others)
+		n.voterRecord(s, rec, withVote(others, m.Orch, m.Tid, rec))
+		n.send(m.Orch, CondYes{Stage: s, Tid: m.Tid, OrchSet: cond, Voter: n.id})
+		n.out.Observe(ObsCondYes, CondYesGiven{Stage: s, Voter: n.id, Orch: m.Orch, Cond: cond})
+		return
+	}
+	// EO-5: N is this node: HIGHER_PRIO to the local orchestrator.
+	alreadyDone := false
+	if n.cfg.Bug != BugNoLocalGiveUp {
+		alreadyDone = n.orchHigherPrio(s)
+	}
+	if alreadyDone {
+		n.send(m.Orch, No{Stage: s, Tid: m.Tid, Voter: n.id}) // ALREADY_DONE → NO
+		return
+	}
+	// GAVE_UP → COND_YES(OrchSet − {N}); the local orchestrator's vote is withdrawn.
+	rest := others[1:]
+	n.voterRecord(s, rec, withVote(rest, m.Orch, m.Tid, rec))
+	if len(rest) == 0 {
+		n.send(m.Orch, Yes{Stage: s, Tid: m.Tid, Voter: n.id})
+		return
+	}
+	cond := voteNodes(rest)
+	n.send(m.Orch, CondYes{Stage: s, Tid: m.Tid, OrchSet: cond, Voter: n.id})
+	n.out.Observe(ObsCondYes, CondYesGiven{Stage: s, Voter: n.id, Orch: m.Orch, Cond: cond})
+}
+
+// withVote returns set plus (orch, t), sorted by priority (highest first).
+func withVote(set []VoteEntry, orch sim.NodeID, t Tid, rec StageRecord) []VoteEntry {
+	out := make([]VoteEntry, 0, len(set)+1)
+	for _, v := range set {
+		if v.Orch != orch {
+			out = append(out, v)
+		}
+	}
+	out = append(out, VoteEntry{Orch: orch, Tid: t})
+	slices.SortFunc(out, func(a, b VoteEntry) int { return int(rec.Rank(a.Orch) - rec.Rank(b.Orch)) })
+	return out
+}
+
+func voteNodes(set []VoteEntry) []sim.NodeID {
+	out := make([]sim.NodeID, len(set))
+	for i, v := range set {
+		out[i] = v.Orch
+	}
+	return out
+}
+
+// voterRecord stores a new OrchSet and starts waiting for FORGET or UN_VOTE (EO-7).
+func (n *Node) voterRecord(s StageID, rec StageRecord, set []VoteEntry) {
+	put(&n.orchSet, s, set)
+	n.storeOrchSet(s)
+	if len(set) > 0 && !n.inq[s] {
+		put(&n.inq, s, true)
+		n.out.SetTimer(stageTimer(tInquiry, s), n.cfg.Timing.Inquiry)
+	}
+}
+
+// voterOnUnVote withdraws the vote given to OrchId for Tid (EO-6).
+func (n *Node) voterOnUnVote(m UnVote) {
+	set := n.orchSet[m.Stage]
+	i := slices.IndexFunc(set, func(v VoteEntry) bool { return v.Orch == m.Orch && v.Tid == m.Tid })
+	if i < 0 {
+		return
+	}
+	put(&n.orchSet, m.Stage, slices.Delete(slices.Clone(set), i, i+1))
+	n.storeOrchSet(m.Stage)
+	if len(n.orchSet[m.Stage]) == 0 {
+		delete(n.inq, m.Stage)
+		n.out.CancelTimer(stageTimer(tInquiry, m.Stage))
+	}
+}
+
+// voterOnForget handles FORGET(StageId, OrchId) (EO-6): atomically the stage becomes
+// Unknown here — stage record and agent leave the input queue, OrchSet is dropped —
+// ACK goes back, and a different local orchestrator gets GIVE_UP.
+func (n *Node) voterOnForget(m Forget) {
+	s := m.Stage
+	// A Put of this stage still in doubt here is dropped: the stage is done, and a
+	// later COMMIT must not bring it back (it finds nothing prepared and is only
+	// ACKed).
+	n.participantDropStage(s)
+	_, active := n.queue[s]
+	_, voted := n.orchSet[s]
+	if active || voted {
+		delete(n.queue, s)
+		n.storeQueue(s)
+		delete(n.orchSet, s)
+		n.storeOrchSet(s)
+		delete(n.inq, s)
+		n.out.CancelTimer(stageTimer(tInquiry, s))
+		n.out.Observe(ObsForgot, Forgot{Stage: s, Node: n.id})
+	}
+	n.send(m.Orch, ForgetAck{Stage: s, Voter: n.id})
+	if m.Orch != n.id {
+		n.orchGiveUpLocal(s) // GIVE_UP
+	}
+	n.selStop(s)
+}
+
+// voterInquire sends INQUIRY to every orchestrator in OrchSet (EO-7) and arms the
+// inquiry timer for the next round.
+func (n *Node) voterInquire(s StageID, again bool) {
+	for _, v := range n.orchSet[s] {
+		n.send(v.Orch, Inquiry{Stage: s, Tid: v.Tid, Voter: n.id})
+	}
+	if again && !n.spend() {
+		return
+	}
+	put(&n.inq, s, true)
+	n.out.SetTimer(stageTimer(tInquiry, s), n.cfg.Timing.Inquiry)
+}
+
+func (n *Node) voterOnInquiryTimer(s StageID) {
+	delete(n.inq, s)
+	if len(n.orchSet[s]) > 0 {
+		n.voterInquire(s, true)
+	}
+}

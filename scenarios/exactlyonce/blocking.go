@@ -1,0 +1,323 @@
+package eoscen
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"simrun/checker"
+	"simrun/faults"
+	eo "simrun/protocols/exactlyonce"
+	"simrun/reports"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// The EO-P4 experiment: does adding observers stop a permanent node crash from
+// blocking an agent? Every run has a home node n0 and, for each stage after the launch
+// stage, a group of maxGroup nodes; the simple protocol uses the first node of each
+// group, the extended protocol with k observers the first 1+k. Each non-home node
+// crashes for good with probability crash-rate at a uniform time in the crash window;
+// the same seed gives every variant the same crashes. An agent completes if its last
+// stage commits within the deadline.
+
+const maxGroup = 5 // worker + up to 4 observers
+
+var blockingRunParams = []scenarios.Param{
+	{Name: "protocol", Default: "extended", Help: "extended or simple"},
+	{Name: "observers", Default: "2", Help: "observers per stage (0-4; the simple protocol has none)"},
+	{Name: "crash-rate", Default: "0.2", Help: "probability that each non-home node crashes for good"},
+	{Name: "agents", Default: "5", Help: "agents per run"},
+	{Name: "stages", Default: "4", Help: "stages per itinerary, the launch stage included"},
+	{Name: "work", Default: "100ms", Help: "how long each stage's Execute takes"},
+	{Name: "spacing", Default: "200ms", Help: "time between agent launches"},
+	{Name: "window", Default: "3s", Help: "crashes happen in [0, window]"},
+	{Name: "deadline", Default: "10s", Help: "an agent completes if it is done within this of its launch (run end: last launch + deadline)"},
+}
+
+func init() {
+	scenarios.Register(&scenarios.Scenario{
+		Name:   "exactlyonce/blocking-run",
+		Help:   "one run of the EO-P4 experiment: permanent crashes at a given rate, simple or extended with k observers",
+		Params: blockingRunParams,
+		Build:  buildBlockingRun,
+	})
+	scenarios.Register(&scenarios.Scenario{
+		Name: "exactlyonce/blocking",
+		Help: "EO-P4 experiment: completion rate and time vs crash rate, simple vs extended with 0, 2, 4 observers",
+		Params: []scenarios.Param{
+			{Name: "rates", Default: "0,0.05,0.1,0.2,0.3,0.4", Help: "crash rates (comma-separated)"},
+			{Name: "observers", Default: "0,2,4", Help: "observer counts of the extended protocol (comma-separated)"},
+			{Name: "runs", Default: "40", Help: "runs (seeds) per point"},
+			{Name: "agents", Default: "5", Help: "agents per run"},
+			{Name: "stages", Default: "4", Help: "stages per itinerary, the launch stage included"},
+			{Name: "work", Default: "100ms", Help: "how long each stage's Execute takes"},
+			{Name: "deadline", Default: "10s", Help: "completion deadline after launch"},
+			{Name: "workers", Default: "0", Help: "parallel runs (0: one per CPU); results never depend on it"},
+		},
+		Experiment: blockingExperiment,
+	})
+}
+
+// blockingTopology returns the node names and the itinerary of a variant.
+func blockingTopology(stages, observers int, simple bool) ([]string, string) {
+	names := systemNames(1 + (stages-1)*maxGroup)
+	parts := []string{"n0"}
+	width := 1 + observers
+	if simple {
+		width = 1
+	}
+	for s := 1; s < stages; s++ {
+		var ns []string
+		for j := 0; j < width; j++ {
+			ns = append(ns, names[1+(s-1)*maxGroup+j])
+		}
+		parts = append(parts, strings.Join(ns, ","))
+	}
+	return names, strings.Join(parts, " | ")
+}
+
+// blockingPlan crashes each non-home node for good with probability rate, at a
+// uniform time in [0, window]; node by node from its own stream, so the crashes of a
+// seed are the same for every variant and rate changes move nodes in or out only.
+func blockingPlan(seed uint64, names []string, rate float64, window time.Duration) faults.Plan {
+	type c struct {
+		at   time.Duration
+		node string
+	}
+	var cs []c
+	for i := 1; i < len(names); i++ {
+		r := sim.Stream(seed, "blocking-crash", int64(i))
+		u := r.Float64()
+		at := time.Duration(r.Int64Range(0, int64(window)))
+		if u < rate {
+			cs = append(cs, c{at, names[i]})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].at < cs[j].at })
+	var p faults.Plan
+	for _, x := range cs {
+		p.Events = append(p.Events, faults.Event{At: faults.Duration(x.at), Kind: "crash", Node: x.node})
+	}
+	return p
+}
+
+func buildBlockingRun(b *scenarios.Build) (*scenarios.Setup, error) {
+	p := b.Params
+	proto := p.String("protocol")
+	observers := p.IntMin("observers", 0)
+	rate := p.Prob("crash-rate")
+	agents := p.IntMin("agents", 1)
+	stages := p.IntMin("stages", 2)
+	work := p.Duration("work")
+	spacing := p.Duration("spacing")
+	window := p.PositiveDuration("window")
+	deadline := p.PositiveDuration("deadline")
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if proto != "extended" && proto != "simple" {
+		return nil, fmt.Errorf("parameter protocol=%q: want extended or simple", proto)
+	}
+	if observers > maxGroup-1 {
+		return nil, fmt.Errorf("parameter observers=%d: at most %d", observers, maxGroup-1)
+	}
+	names, itinerary := blockingTopology(stages, observers, proto == "simple")
+	params := map[string]string{
+		"protocol": proto, "nodes": strconv.Itoa(len(names)), "agents": strconv.Itoa(agents),
+		"itinerary": itinerary, "work": work.String(), "spacing": spacing.String(),
+		"horizon": window.String(), "bound": deadline.String(), "capacity": "100",
+	}
+	ps, err := scenarios.NewParams(Params(nil), params)
+	if err != nil {
+		return nil, err
+	}
+	return build(&scenarios.Build{Seed: b.Seed, Params: ps, Faults: b.Faults}, func(e *env) (faults.Plan, error) {
+		return blockingPlan(b.Seed, names, rate, window), nil
+	})
+}
+
+// point is one cell of the experiment.
+type point struct {
+	proto     string
+	observers int
+	rate      float64
+}
+
+type pointResult struct {
+	runs, agents, completed int
+	times                   []time.Duration
+	safety                  int // runs with a safety (or crash) verdict: must stay 0
+	liveness                int // runs failing EO-P3 (agents the protocol should have finished)
+	messages                int64
+	failing                 []uint64
+}
+
+func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+	p := x.Params
+	var rates []float64
+	for _, s := range p.List("rates") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f > 1 {
+			return nil, fmt.Errorf("parameter rates: %q is not a probability", s)
+		}
+		rates = append(rates, f)
+	}
+	var obs []int
+	for _, s := range p.List("observers") {
+		k, err := strconv.Atoi(s)
+		if err != nil || k < 0 || k > maxGroup-1 {
+			return nil, fmt.Errorf("parameter observers: %q is not a count in 0..%d", s, maxGroup-1)
+		}
+		obs = append(obs, k)
+	}
+	runs := p.IntMin("runs", 1)
+	agents := p.String("agents")
+	stages := p.String("stages")
+	work := p.String("work")
+	deadline := p.String("deadline")
+	workers := p.IntMin("workers", 0)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if len(rates) == 0 || len(obs) == 0 {
+		return nil, fmt.Errorf("parameters rates and observers need at least one value each")
+	}
+	sc, err := scenarios.Lookup("exactlyonce/blocking-run")
+	if err != nil {
+		return nil, err
+	}
+	var points []point
+	for _, r := range rates {
+		points = append(points, point{"simple", 0, r})
+		for _, k := range obs {
+			points = append(points, point{"extended", k, r})
+		}
+	}
+	type job struct {
+		pi   int
+		seed uint64
+	}
+	results := make([]pointResult, len(points))
+	var jobs []job
+	for pi := range points {
+		for s := 1; s <= runs; s++ {
+			jobs = append(jobs, job{pi, x.Seed*1_000_003 + uint64(s)})
+		}
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	type outcome struct {
+		rep *scenarios.Report
+		err error
+	}
+	outs := make([]outcome, len(jobs))
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				pt := points[j.pi]
+				rep, err := scenarios.Run(sc, scenarios.Options{Seed: j.seed, Params: map[string]string{
+					"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
+					"agents": agents, "stages": stages, "work": work, "deadline": deadline,
+				}})
+				outs[i] = outcome{rep, err}
+				mu.Lock()
+				done++
+				if x.Progress != nil {
+					x.Progress(done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, j := range jobs {
+		if outs[i].err != nil {
+			return nil, outs[i].err
+		}
+		rep := outs[i].rep
+		res := &results[j.pi]
+		res.runs++
+		launch := map[eo.AgentID]sim.Time{}
+		for _, o := range rep.Result.History {
+			switch v := o.Value.(type) {
+			case eo.Accepted:
+				launch[v.Agent] = o.Time
+				res.agents++
+			case eo.Done:
+				res.completed++
+				res.times = append(res.times, o.Time.Sub(launch[v.Agent]))
+			}
+		}
+		res.messages += rep.Result.Messages.Sent
+		for _, v := range rep.Verdicts {
+			switch v.Class {
+			case checker.Safety, checker.Crash:
+				res.safety++
+				res.failing = append(res.failing, j.seed)
+			case checker.Liveness:
+				res.liveness++
+				res.failing = append(res.failing, j.seed)
+			}
+		}
+	}
+	t := reports.NewTable("EO-P4 blocking: completion vs crash rate",
+		"protocol", "observers", "crash_rate", "runs", "agents", "completed", "completion_rate",
+		"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "safety_violations", "eo_p3_violations")
+	for pi, pt := range points {
+		r := results[pi]
+		rate := 0.0
+		if r.agents > 0 {
+			rate = float64(r.completed) / float64(r.agents)
+		}
+		mean, p95 := meanP95(r.times)
+		perAgent := 0.0
+		if r.agents > 0 {
+			perAgent = float64(r.messages) / float64(r.agents)
+		}
+		t.Add(pt.proto, pt.observers, pt.rate, r.runs, r.agents, r.completed, rate, mean, p95, perAgent, r.safety, r.liveness)
+	}
+	t.Notes = append(t.Notes,
+		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate in the first 3s; %s agents per run, %s stages, Execute %s, deadline %s.", agents, stages, work, deadline),
+		"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).")
+	var bad []string
+	for pi, pt := range points {
+		if f := results[pi].failing; len(f) > 0 {
+			bad = append(bad, fmt.Sprintf("%s/%d/%g: seeds %v", pt.proto, pt.observers, pt.rate, f[:min(3, len(f))]))
+		}
+	}
+	if len(bad) > 0 {
+		t.Notes = append(t.Notes, "runs with a failed property: "+strings.Join(bad, "; "))
+	}
+	return []*reports.Table{t}, nil
+}
+
+func meanP95(ds []time.Duration) (float64, float64) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return ms(sum) / float64(len(s)), ms(s[(len(s)*95+99)/100-1])
+}

@@ -1,0 +1,223 @@
+package eoscen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"simrun/model"
+	eo "simrun/protocols/exactlyonce"
+	"simrun/sim"
+)
+
+// The model-checked configuration "exactlyonce" (issue 5, item 7): one agent, two
+// stages — the launch stage {n0} and stage 1 {n0 (worker), n1, n2} (three nodes; with
+// -p home=separate the launch stage gets its own node and stage 1 is {n1,n2,n3}) —
+// FIFO links, a crash budget of 1 (any node, restart always possible), and untimed
+// timers: every pending timer may fire at any moment, which covers every timing
+// (early and late timeouts, every interleaving with messages). Properties:
+//
+//	EO-P1   always: at most one commit per stage, stage 1 only after stage 0 (ghost)
+//	EO-I1   always: at most one orchestrator per stage in Ready or Committed (stable
+//	        storage of every node, crashed ones included)
+//	EO-P2   always: the stage's reservation takes effect at most once (ghost; only
+//	        with -p pool=true)
+//	done    sometimes: the agent completes (the search reaches the protocol's goal)
+//	compete sometimes: a voter answers COND_YES (two orchestrators competed)
+//
+// The defaults are explored exhaustively (4,077,594 distinct states; the number is
+// pinned in model_test.go). Bounds and abstractions, each a parameter:
+//
+//   - attempts=1: a node begins at most one stage transaction, and selects itself at
+//     most once, per stage (Config.MaxAttempts; counted in stable storage, so a
+//     restart does not renew them). Three nodes may still run three competing
+//     transactions for stage 1. A retry or monitor timer that could only start what
+//     the bound forbids is not armed (its firing would be a no-op).
+//   - resends=-1: no periodic re-sending (Config.Resends): every message is sent
+//     once; recovery actions taken at a restart (INQUIRY, STATUS, COMMIT and FORGET
+//     of logged decisions) and first transmissions are not bounded. Re-sends exist
+//     for lost messages, and in this model a message is lost only when its receiver
+//     crashes; safety cannot depend on a message being sent twice.
+//   - inflight=4: states with more than 4 messages in flight are checked but not
+//     expanded (a state constraint, like TLC's). 4 is the least value that lets the
+//     crash-free run complete: stage 0's COMMITs and stage 1's VOTEs are in flight
+//     together.
+//   - selection=abstract: the selection protocol (EO-8) is replaced by its weakest
+//     form, an observer may become a worker at any time (paper §3: "each observer
+//     ... could select itself"). It allows every behaviour the real selection
+//     protocol has and more, so voting (EO-5..EO-7) alone must keep EO-P1 and EO-I1;
+//     -p selection=protocol checks EO-8 itself (a far larger space).
+//
+// Raising a bound enlarges the space quickly: with crashes=0, the defaults give
+// 242,468 states, attempts=2 or resends=1 more than 2 million (not finished).
+
+// ModelParams are the parameters of the "exactlyonce" model.
+var ModelParams = []model.Param{
+	{Name: "observers", Default: "2", Help: "observers of stage 1 (stage 1 has 1+observers nodes)"},
+	{Name: "home", Default: "worker", Help: "worker: the launch stage runs on stage 1's worker n0 (3 nodes); separate: on its own node n0 (stage 1 is n1..)"},
+	{Name: "crashes", Default: "1", Help: "crash budget (0..3)"},
+	{Name: "crashable", Default: "", Help: "nodes that may crash, comma-separated (default: every node)"},
+	{Name: "attempts", Default: "1", Help: "stage transactions (and self-selections) a node may begin per stage"},
+	{Name: "inflight", Default: "4", Help: "do not expand states with more messages in flight"},
+	{Name: "resends", Default: "-1", Help: "rounds of periodic re-sending per node (0 = unbounded, -1 = none)"},
+	{Name: "pool", Default: "false", Help: "stage 1 reserves a seat (adds the resource service and EO-P2)"},
+	{Name: "selection", Default: "abstract", Help: "abstract (an observer may become worker at any time, no selection messages) or protocol (EO-8 as specified)"},
+	{Name: "majority-select", Default: "false", Help: "majority-ACK selection variant (selection=protocol)"},
+	{Name: "bug", Default: "none", Help: "deliberately broken variant: " + joinBugs()},
+}
+
+func init() {
+	model.Register(model.Model{
+		Name:   "exactlyonce",
+		Help:   "exactly-once agents: 1 agent, stages {n0} and {n0,n1,n2}, FIFO, crash budget 1; EO-P1 and EO-I1 invariants",
+		Params: ModelParams,
+		Build: func(p *model.Params) (model.System, error) {
+			o := ModelOptions{
+				Observers:      p.IntRange("observers", 0, 4),
+				Crashes:        p.IntRange("crashes", 0, 3),
+				Attempts:       p.IntRange("attempts", 1, 10),
+				InFlight:       p.IntRange("inflight", 1, 64),
+				Resends:        p.IntRange("resends", -1, 10),
+				Pool:           p.Bool("pool"),
+				MajoritySelect: p.Bool("majority-select"),
+			}
+			bug := p.String("bug")
+			switch home := p.String("home"); home {
+			case "separate":
+			case "worker":
+				o.HomeIsWorker = true
+			default:
+				return nil, fmt.Errorf("parameter home=%q: want separate or worker", home)
+			}
+			switch sel := p.String("selection"); sel {
+			case "abstract":
+				o.AbstractSelection = true
+			case "protocol":
+			default:
+				return nil, fmt.Errorf("parameter selection=%q: want abstract or protocol", sel)
+			}
+			o.Crashable = p.List("crashable")
+			if p.Err() != nil {
+				return nil, p.Err()
+			}
+			b, err := eo.ParseBug(bug)
+			if err != nil {
+				return nil, fmt.Errorf("parameter bug: %w", err)
+			}
+			o.Bug = b
+			return ModelSystem(o)
+		},
+	})
+}
+
+// ModelOptions configures ModelSystem.
+type ModelOptions struct {
+	Observers         int
+	Crashes           int
+	Crashable         []string // node names; nil = every node
+	HomeIsWorker      bool     // the launch stage runs on stage 1's worker (one node fewer)
+	Attempts          int
+	InFlight          int
+	Resends           int
+	Pool              bool
+	MajoritySelect    bool
+	AbstractSelection bool
+	Bug               eo.Bug
+}
+
+// Ghost is the model's monitor of what happened (folded over observations).
+type Ghost struct {
+	Commits  [2]uint8 // commits per stage
+	OutOrder bool     // a stage committed before the one before it
+	Returns  uint8    // stage 1 reservations committed
+	Done     bool
+	CondYes  bool
+}
+
+func foldGhost(g any, o sim.Observation) any {
+	x := g.(Ghost)
+	switch v := o.Value.(type) {
+	case eo.Committed:
+		if v.Stage.Hop > 0 && x.Commits[v.Stage.Hop-1] == 0 {
+			x.OutOrder = true
+		}
+		x.Commits[v.Stage.Hop]++
+	case eo.ResReturn:
+		x.Returns++
+	case eo.Done:
+		x.Done = true
+	case eo.CondYesGiven:
+		x.CondYes = true
+	}
+	return x
+}
+
+// ModelSystem builds the model's actor system.
+func ModelSystem(o ModelOptions) (*model.Actors, error) {
+	first := 1 // stage 1's first node
+	if o.HomeIsWorker {
+		first = 0
+	}
+	n := first + 1 + o.Observers
+	names := systemNames(n)
+	stage1 := make([]string, 0, n-first)
+	for i := first; i < n; i++ {
+		stage1 = append(stage1, names[i])
+	}
+	pool := ""
+	if o.Pool {
+		pool = "seats"
+	}
+	it, err := eo.ParseItinerary("n0 | "+strings.Join(stage1, ","), names, pool)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &eo.Config{
+		Names: names, MajoritySelect: o.MajoritySelect, Capacity: 1,
+		Timing: eo.DefaultTiming(), MaxAttempts: o.Attempts, Resends: o.Resends, Bug: o.Bug,
+		AbstractSelection: o.AbstractSelection,
+	}
+	props := []model.Property[*model.State]{
+		model.Always(PropP1, func(s *model.State) bool {
+			g := model.GhostAs[Ghost](s)
+			return g.Commits[0] <= 1 && g.Commits[1] <= 1 && !g.OutOrder
+		}),
+		model.Always(PropI1, func(s *model.State) bool {
+			for hop := int32(0); hop < 2; hop++ {
+				live := 0
+				for i := 0; i < s.NumNodes(); i++ {
+					if eo.OrchStateOf(s.Stable(sim.NodeID(i)), eo.StageID{Agent: 1, Hop: hop}) != eo.OrchUnknown {
+						live++
+					}
+				}
+				if live > 1 {
+					return false
+				}
+			}
+			return true
+		}),
+		model.Sometimes("the agent completes", func(s *model.State) bool { return model.GhostAs[Ghost](s).Done }),
+		model.Sometimes("a voter answers COND_YES", func(s *model.State) bool { return model.GhostAs[Ghost](s).CondYes }),
+	}
+	if o.Pool {
+		props = append(props, model.Always(PropP2, func(s *model.State) bool { return model.GhostAs[Ghost](s).Returns <= 1 }))
+	}
+	var crashable []sim.NodeID
+	for _, c := range o.Crashable {
+		i := slices.Index(names, c)
+		if i < 0 {
+			return nil, fmt.Errorf("parameter crashable: unknown node %q (nodes: %s)", c, strings.Join(names, ", "))
+		}
+		crashable = append(crashable, sim.NodeID(i))
+	}
+	limit := o.InFlight
+	return &model.Actors{
+		Name:       "exactlyonce",
+		Nodes:      eo.System(cfg),
+		Inject:     []model.Injection{{To: 0, Msg: eo.Launch{Agent: eo.Agent{ID: 1, Itinerary: it}}}},
+		Crashes:    model.Crashes{Budget: o.Crashes, Nodes: crashable},
+		Ghost:      model.Ghost{Init: Ghost{}, Fold: foldGhost},
+		Properties: props,
+		Boundary:   func(s *model.State) bool { return s.NumInFlight() <= limit },
+	}, nil
+}

@@ -1,0 +1,342 @@
+package eoscen
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"simrun/checker"
+	eo "simrun/protocols/exactlyonce"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// Property names.
+const (
+	PropP1 = "EO-P1 one commit per stage, hops in order"
+	PropP2 = "EO-P2 resource operations exactly once (linearizable)"
+	PropP3 = "EO-P3 agents complete after the heal"
+	PropP5 = "EO-P5 no leftovers"
+	PropI1 = "EO-I1 at most one Ready/Committed orchestrator per stage"
+)
+
+// agentInfo is what the properties know about the workload.
+type agentInfo struct {
+	agent  eo.Agent
+	launch sim.Time
+	// lost: the home node is down at launch time, so the Launch never arrives.
+	lost bool
+}
+
+// workload describes the agents of a run, for the properties.
+type workload struct {
+	names []string
+	// permanent lists the crashes never followed by a restart, in time order.
+	permanent []permCrash
+	agents    []agentInfo
+	capacity  int32
+	simple    bool
+	static    bool
+}
+
+type permCrash struct {
+	node string
+	at   sim.Time
+}
+
+// Properties returns the properties checked on every run of an exactly-once scenario:
+// EO-P1, EO-P2 (with porcupine), EO-P3 (completion within bound after the faults
+// settle), EO-P5 and EO-I1.
+func (w *workload) Properties(bound time.Duration) []checker.Property {
+	return []checker.Property{
+		{Name: PropP1, Class: checker.Safety, Check: w.checkP1},
+		{Name: PropI1, Class: checker.Safety, Check: checkI1},
+		w.p2(),
+		scenarios.Bounded(PropP3, bound, w.p3Items),
+		{Name: PropP5, Class: checker.Safety, NeedsCompleteRun: true, Check: w.checkP5},
+	}
+}
+
+// checkP1: for every StageId at most one stage transaction commits; per agent the
+// committed hops are 0, 1, 2, ... in order, each committed by a node of the stage's
+// record (the record the previous stage Put), the last one exactly once.
+func (w *workload) checkP1(r *checker.Run) error {
+	type agentState struct {
+		next   int32        // next hop expected to commit
+		record []sim.NodeID // the record of stage next
+		done   bool
+	}
+	st := map[eo.AgentID]*agentState{}
+	byID := map[eo.AgentID]eo.Agent{}
+	for _, a := range w.agents {
+		byID[a.agent.ID] = a.agent
+	}
+	name := func(n sim.NodeID) string { return r.Final[n].Name }
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.Committed:
+			a, ok := byID[v.Stage.Agent]
+			if !ok {
+				return fmt.Errorf("commit of stage %v of an agent never launched", v.Stage)
+			}
+			s := st[v.Stage.Agent]
+			if s == nil {
+				s = &agentState{record: []sim.NodeID{a.Itinerary.Home()}}
+				st[v.Stage.Agent] = s
+			}
+			switch {
+			case v.Stage.Hop < s.next:
+				return fmt.Errorf("stage %v committed twice (again by %s, tid %v at %v)", v.Stage, name(v.Node), v.Tid, o.Time)
+			case v.Stage.Hop > s.next:
+				return fmt.Errorf("stage %v committed at %v before stage %d of the agent", v.Stage, o.Time, s.next)
+			case !slices.Contains(s.record, v.Node):
+				return fmt.Errorf("stage %v committed by %s, not a node of its record %s", v.Stage, name(v.Node), nodeNames(r, s.record))
+			case v.Agent.Hop != v.Stage.Hop+1 || len(v.Agent.Results) != int(v.Stage.Hop)+1:
+				return fmt.Errorf("stage %v committed an agent at hop %d with %d results", v.Stage, v.Agent.Hop, len(v.Agent.Results))
+			}
+			last := int(v.Stage.Hop)+1 == a.Itinerary.Len()
+			if v.Last != last {
+				return fmt.Errorf("stage %v committed with last=%v, itinerary has %d stages", v.Stage, v.Last, a.Itinerary.Len())
+			}
+			s.next++
+			s.record = v.Next
+		case eo.Done:
+			s := st[v.Agent]
+			if s == nil || int(s.next) != byID[v.Agent].Itinerary.Len() {
+				return fmt.Errorf("agent a%d reported done before its last stage committed", v.Agent)
+			}
+			if s.done {
+				return fmt.Errorf("agent a%d completed twice", v.Agent)
+			}
+			s.done = true
+		}
+	}
+	return nil
+}
+
+func nodeNames(r *checker.Run, ns []sim.NodeID) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = r.Final[n].Name
+	}
+	return "{" + strings.Join(out, ",") + "}"
+}
+
+// checkI1: at every point of the history, at most one orchestrator per stage is Ready
+// or Committed.
+func checkI1(r *checker.Run) error {
+	type key struct {
+		s eo.StageID
+		n sim.NodeID
+	}
+	state := map[key]eo.OrchState{}
+	live := map[eo.StageID][]sim.NodeID{}
+	for _, o := range r.History() {
+		v, ok := o.Value.(eo.OrchChange)
+		if !ok {
+			continue
+		}
+		state[key{v.Stage, v.Node}] = v.State
+		if v.State == eo.OrchUnknown {
+			live[v.Stage] = slices.DeleteFunc(live[v.Stage], func(n sim.NodeID) bool { return n == v.Node })
+			continue
+		}
+		if !slices.Contains(live[v.Stage], v.Node) {
+			live[v.Stage] = append(live[v.Stage], v.Node)
+		}
+		if len(live[v.Stage]) > 1 {
+			return fmt.Errorf("stage %v: orchestrators %s Ready/Committed at once (at %v)", v.Stage, nodeNames(r, live[v.Stage]), o.Time)
+		}
+	}
+	return nil
+}
+
+// p2 is EO-P2: every Reserve history is linearizable against SeatModel (partitioned
+// by node and pool); beyond porcupine's partitions, no (AgentId, HopCount) operation
+// took effect at two services; the pools' final stable state holds exactly the
+// committed operations; and each completed agent's results are the seats its stages
+// committed.
+func (w *workload) p2() checker.Property {
+	lin := checker.Linearizable(PropP2, SeatModel(w.capacity), resOps, 0)
+	return checker.Property{
+		Name:  PropP2,
+		Class: checker.Safety,
+		Check: func(r *checker.Run) error {
+			if err := w.checkEffects(r); err != nil {
+				return err
+			}
+			return lin.Check(r)
+		},
+	}
+}
+
+func (w *workload) checkEffects(r *checker.Run) error {
+	type opKey struct {
+		agent eo.AgentID
+		hop   int32
+	}
+	type where struct {
+		node sim.NodeID
+		pool string
+		seat int32
+	}
+	took := map[opKey]where{}
+	perPool := map[string][]eo.Holder{}
+	for _, o := range r.History() {
+		v, ok := o.Value.(eo.ResReturn)
+		if !ok {
+			continue
+		}
+		k := opKey{v.Agent, v.Hop}
+		if prev, dup := took[k]; dup {
+			return fmt.Errorf("the operation of stage a%d/%d took effect twice: at %s (seat %d) and at %s (seat %d)",
+				v.Agent, v.Hop, r.Final[prev.node].Name, prev.seat, r.Final[v.Node].Name, v.Seat)
+		}
+		took[k] = where{v.Node, v.Pool, v.Seat}
+		pk := r.Final[v.Node].Name + "/" + v.Pool
+		perPool[pk] = append(perPool[pk], eo.Holder{Agent: v.Agent, Hop: v.Hop, Seat: v.Seat})
+	}
+	// The durable state of every pool is exactly its committed operations.
+	for _, f := range r.Final {
+		for _, it := range eo.Inspect(f.Stable) {
+			if it.Kind != eo.StablePool {
+				continue
+			}
+			pk := f.Name + "/" + it.PoolName
+			if !slices.Equal(it.Pool.Holders, perPool[pk]) {
+				return fmt.Errorf("pool %s holds %v in stable storage, but the committed operations were %v", pk, it.Pool.Holders, perPool[pk])
+			}
+			delete(perPool, pk)
+		}
+	}
+	for _, pk := range sortedKeys(perPool) {
+		return fmt.Errorf("pool %s committed %d operations but has no stable state", pk, len(perPool[pk]))
+	}
+	// A completed agent carries the seats its stages committed.
+	for _, d := range checker.Values[eo.Done](r.History(), eo.ObsDone) {
+		for _, res := range d.Results {
+			got, ok := took[opKey{d.Agent, res.Hop}]
+			if res.Seat < 0 {
+				if ok {
+					return fmt.Errorf("agent a%d: stage %d reserved a seat the agent does not know of", d.Agent, res.Hop)
+				}
+				continue
+			}
+			if !ok || got.node != res.Node || got.pool != res.Pool || got.seat != res.Seat {
+				return fmt.Errorf("agent a%d: stage %d result %+v does not match the committed reservation", d.Agent, res.Hop, res)
+			}
+		}
+	}
+	return nil
+}
+
+// p3Items lists the agents EO-P3 requires to complete: every agent whose home node was
+// up when it was launched (the Launch injection reaches only a running node), unless
+// permanent faults take a majority of one of its stages.
+func (w *workload) p3Items(r *checker.Run) []scenarios.Item {
+	done := map[eo.AgentID]sim.Time{}
+	records := map[eo.StageID][]sim.NodeID{}
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.Done:
+			done[v.Agent] = o.Time
+		case eo.Committed:
+			if !v.Last {
+				records[eo.StageID{Agent: v.Stage.Agent, Hop: v.Stage.Hop + 1}] = v.Next
+			}
+		}
+	}
+	var items []scenarios.Item
+	blocked := w.blockedForGood(r)
+	for _, ai := range w.agents {
+		a := ai.agent
+		records[eo.StageID{Agent: a.ID, Hop: 0}] = []sim.NodeID{a.Itinerary.Home()}
+		if ai.lost {
+			continue
+		}
+		if ok, _ := w.required(r, a, records, blocked); !ok {
+			continue
+		}
+		it := scenarios.Item{Name: fmt.Sprintf("agent a%d", a.ID), Start: ai.launch}
+		if t, ok := done[a.ID]; ok {
+			it.Done, it.Completed = t, true
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// checkP5: after an agent completed (and the faults healed), no node keeps a stage
+// record, an OrchSet, a prepared Put, a commit record, a prepared reservation or a
+// Ready/Committed orchestrator state for it. Nodes down for good are not inspected,
+// and leftovers that wait only for nodes down for good are allowed: FORGET or COMMIT
+// not ACKed by them, a Put in doubt whose coordinator is down, and the stage record,
+// OrchSet and the doomed transactions of a stage whose committing orchestrator is
+// down (nobody else may send its FORGET).
+func (w *workload) checkP5(r *checker.Run) error {
+	if r.Split {
+		return nil
+	}
+	done := map[eo.AgentID]bool{}
+	committedBy := map[eo.StageID]sim.NodeID{}
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.Done:
+			done[v.Agent] = true
+		case eo.Committed:
+			committedBy[v.Stage] = v.Node
+		}
+	}
+	isDown := func(n sim.NodeID) bool { return slices.Contains(r.Down, r.Final[n].Name) }
+	allDown := func(ns []sim.NodeID) bool {
+		for _, n := range ns {
+			if !isDown(n) {
+				return false
+			}
+		}
+		return len(ns) > 0
+	}
+	var errs []error
+	for i, f := range r.Final {
+		if isDown(sim.NodeID(i)) {
+			continue
+		}
+		for _, it := range eo.Inspect(f.Stable) {
+			switch it.Kind {
+			case eo.StableQueue, eo.StableOrchSet, eo.StableOrch, eo.StablePrepared, eo.StableCommit, eo.StableResPrep:
+			default:
+				continue
+			}
+			if !done[it.Stage.Agent] || allDown(it.Waits) {
+				continue
+			}
+			// The stage the record's transaction belongs to: a prepared Put belongs to
+			// the transaction of the stage before the one it Puts.
+			txStage := it.Stage
+			if it.Kind == eo.StablePrepared {
+				txStage.Hop--
+			}
+			if c, ok := committedBy[txStage]; ok && isDown(c) {
+				// Its FORGET will never come: the stage's other nodes keep it, and
+				// keep trying (and failing) to run it.
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s keeps %s %s of completed agent a%d", f.Name, it.Kind, it.Key, it.Stage.Agent))
+		}
+	}
+	if len(errs) > 3 {
+		errs = append(errs[:3], fmt.Errorf("… %d more", len(errs)-3))
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

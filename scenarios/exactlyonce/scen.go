@@ -1,0 +1,410 @@
+// Package eoscen registers the exactly-once mobile agent scenarios (names starting
+// "exactlyonce/"), their properties (EO-P1, EO-P2 with porcupine, EO-P3, EO-P5,
+// EO-I1), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
+// model-checker configuration "exactlyonce". The protocol is in
+// simrun/protocols/exactlyonce.
+//
+// Every scenario takes the same parameters (see Params); they differ in their default
+// itinerary and fault plan. The workload launches agents at their home nodes, spaced
+// by "spacing"; each agent follows its itinerary (random per agent unless
+// "itinerary" fixes one) and reserves a seat at every stage after the launch stage.
+package eoscen
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"simrun/faults"
+	eo "simrun/protocols/exactlyonce"
+	"simrun/scenarios"
+	"simrun/sim"
+)
+
+// param defaults shared by every scenario; scenarios override some.
+var baseParams = []scenarios.Param{
+	{Name: "protocol", Default: "extended", Help: "extended (paper §3-5: observers, voting, selection) or simple (§2, EO-1)"},
+	{Name: "nodes", Default: "6", Help: "number of nodes n0..n{N-1}"},
+	{Name: "agents", Default: "8", Help: "number of agents"},
+	{Name: "stages", Default: "4", Help: "stages per random itinerary, the launch stage included"},
+	{Name: "width", Default: "3", Help: "nodes per stage after the launch stage, in random itineraries (worker + observers)"},
+	{Name: "itinerary", Default: "", Help: "one itinerary for every agent, e.g. 'n0 | n1,n2,n3 | n4:2,n5:1' (stages split by |, optional :rank, 1 = highest); empty = random per agent"},
+	{Name: "work", Default: "20ms", Help: "how long each stage's Execute takes at the worker"},
+	{Name: "capacity", Default: "3", Help: "seats per pool per node"},
+	{Name: "spacing", Default: "20ms", Help: "time between agent launches"},
+	{Name: "majority-select", Default: "false", Help: "majority-ACK variant of the selection protocol (EO-8)"},
+	{Name: "static-next", Default: "false", Help: "Put to every itinerary node of the next stage, never leave unreachable ones out"},
+	{Name: "horizon", Default: "2s", Help: "faults happen before this time"},
+	{Name: "bound", Default: "5s", Help: "EO-P3: every agent completes within this of max(its launch, the faults settling)"},
+	{Name: "timescale", Default: "1", Help: "multiply every protocol timeout and period by this factor"},
+	{Name: "latency", Default: "1ms-10ms", Help: "link latency, uniform MIN-MAX"},
+	{Name: "loss", Default: "0", Help: "message loss probability (breaks the paper's network assumption)"},
+	{Name: "dup", Default: "0", Help: "message duplication probability (breaks the paper's network assumption)"},
+	{Name: "reorder", Default: "0", Help: "probability a message skips FIFO order (breaks the paper's network assumption)"},
+	{Name: "bug", Default: "none", Help: "deliberately broken variant, for tests: " + joinBugs()},
+}
+
+func joinBugs() string {
+	s := ""
+	for i, b := range eo.BugNames() {
+		if i > 0 {
+			s += ", "
+		}
+		s += b
+	}
+	return s
+}
+
+// Params returns the scenario parameters with some defaults replaced.
+func Params(defaults map[string]string) []scenarios.Param {
+	ps := slices.Clone(baseParams)
+	for i := range ps {
+		if v, ok := defaults[ps[i].Name]; ok {
+			ps[i].Default = v
+		}
+	}
+	return ps
+}
+
+// fixedItinerary is the itinerary of the targeted scenarios: a launch at n0, a stage
+// on n1 (worker), n2, n3, and a stage on n4 (worker), n5, n0.
+const fixedItinerary = "n0 | n1,n2,n3 | n4,n5,n0"
+
+// planFunc draws or builds a scenario's own fault plan.
+type planFunc func(e *env) (faults.Plan, error)
+
+// env is a scenario run being built.
+type env struct {
+	seed    uint64
+	names   []string
+	horizon time.Duration
+	cfg     *eo.Config
+	w       *workload
+}
+
+func init() {
+	reg := func(name, help string, suite bool, defaults map[string]string, plan planFunc) {
+		scenarios.Register(&scenarios.Scenario{
+			Name: name, Help: help, Suite: suite, Params: Params(defaults),
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan) },
+		})
+	}
+	fixed := map[string]string{"itinerary": fixedItinerary, "agents": "10"}
+	reg("exactlyonce/happy", "exactly-once agents, many concurrent agents, no faults", true, nil, noFaults)
+	reg("exactlyonce/worker-crash", "the stage worker n1 crashes before its stage transactions commit; observers take over", true, fixed,
+		fixedPlan(ev("100ms", "crash", "n1"), ev("1500ms", "restart", "n1")))
+	reg("exactlyonce/in-doubt", "the worker n1 crashes while its orchestrator is Ready (the next stage answers slowly)", true, fixed,
+		fixedPlan(spike("0s", "n4", "n1", "150ms", "1500ms"), spike("0s", "n5", "n1", "150ms", "1500ms"),
+			spike("0s", "n0", "n1", "150ms", "1500ms"), ev("400ms", "crash", "n1"), ev("1200ms", "restart", "n1")))
+	reg("exactlyonce/split-worker", "a partition isolates the worker n1: n2 is selected, both compete after the heal (COND_YES)", true, fixed,
+		fixedPlan(spike("0s", "n4", "n2", "100ms", "1500ms"), spike("0s", "n5", "n2", "100ms", "1500ms"),
+			spike("0s", "n0", "n2", "100ms", "1500ms"), part("100ms", "n1"), heal("700ms")))
+	reg("exactlyonce/voter-crash", "the observer n3 crashes holding votes and recovers through INQUIRY", true, fixed,
+		fixedPlan(ev("100ms", "crash", "n3"), ev("450ms", "restart", "n3")))
+	reg("exactlyonce/majority-loss", "stage {n1,n2,n3} loses n2 and n3: its agents block, then complete after the restart", true, fixed,
+		fixedPlan(ev("100ms", "crash", "n2"), ev("100ms", "crash", "n3"), ev("1200ms", "restart", "n2"), ev("1200ms", "restart", "n3")))
+	reg("exactlyonce/simple", "the simple protocol of paper §2 (EO-1) under generated crashes and partitions", true,
+		map[string]string{"protocol": "simple"}, generated)
+	reg("exactlyonce/faults", "the extended protocol under generated crashes and partitions", true, nil, generated)
+	reg("exactlyonce/swarm", "everything drawn from the seed: topology, itineraries, variant, fault intensities (swarm testing)", true, nil, nil)
+	reg("exactlyonce/lossy", "the extended protocol with message loss, duplication and reordering on (outside the paper's model)", false,
+		map[string]string{"loss": "0.05", "dup": "0.05", "reorder": "0.1"}, generated)
+}
+
+func noFaults(*env) (faults.Plan, error) { return faults.Plan{}, nil }
+
+func generated(e *env) (faults.Plan, error) {
+	p := faults.DefaultParams(e.horizon)
+	return faults.Generate(e.seed, e.names, p)
+}
+
+func ev(at, kind, node string) faults.Event {
+	return faults.Event{At: dur(at), Kind: kind, Node: node}
+}
+
+func spike(at, from, to, extra, dur_ string) faults.Event {
+	return faults.Event{At: dur(at), Kind: "spike", From: from, To: to, Extra: dur(extra), For: dur(dur_)}
+}
+
+func part(at string, group ...string) faults.Event {
+	return faults.Event{At: dur(at), Kind: "partition", Groups: [][]string{group}}
+}
+
+func heal(at string) faults.Event { return faults.Event{At: dur(at), Kind: "heal"} }
+
+func dur(s string) faults.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return faults.Duration(d)
+}
+
+func fixedPlan(evs ...faults.Event) planFunc {
+	return func(*env) (faults.Plan, error) { return faults.Plan{Events: slices.Clone(evs)}, nil }
+}
+
+// options are the parsed parameters.
+type options struct {
+	simple, majority, static bool
+	nodes, agents, stages    int
+	width                    int
+	itinerary                string
+	capacity                 int
+	spacing                  time.Duration
+	timescale                float64
+	work                     time.Duration
+	// launches, when set, are the launch times (the swarm draws them).
+	launches           []time.Duration
+	horizon, bound     time.Duration
+	latMin, latMax     time.Duration
+	loss, dup, reorder float64
+	bug                eo.Bug
+}
+
+func parse(p *scenarios.Params) (options, error) {
+	var o options
+	switch proto := p.String("protocol"); proto {
+	case "extended":
+	case "simple":
+		o.simple = true
+	default:
+		return o, fmt.Errorf("parameter protocol=%q: want extended or simple", proto)
+	}
+	o.nodes = p.IntMin("nodes", 1)
+	o.agents = p.IntMin("agents", 0)
+	o.stages = p.IntMin("stages", 1)
+	o.width = p.IntMin("width", 1)
+	o.itinerary = p.String("itinerary")
+	o.capacity = p.IntMin("capacity", 0)
+	o.spacing = p.Duration("spacing")
+	o.timescale = p.Float("timescale")
+	o.work = p.Duration("work")
+	o.majority = p.Bool("majority-select")
+	o.static = p.Bool("static-next")
+	o.horizon = p.PositiveDuration("horizon")
+	o.bound = p.PositiveDuration("bound")
+	o.loss, o.dup, o.reorder = p.Prob("loss"), p.Prob("dup"), p.Prob("reorder")
+	lat := p.String("latency")
+	if err := p.Err(); err != nil {
+		return o, err
+	}
+	var err error
+	if o.latMin, o.latMax, err = parseLatency(lat); err != nil {
+		return o, err
+	}
+	if o.bug, err = eo.ParseBug(p.String("bug")); err != nil {
+		return o, fmt.Errorf("parameter bug: %w", err)
+	}
+	if o.timescale <= 0 || o.timescale > 100 {
+		return o, fmt.Errorf("parameter timescale=%v: want a factor in (0, 100]", o.timescale)
+	}
+	if o.work < 0 {
+		return o, fmt.Errorf("parameter work=%v: want a duration >= 0", o.work)
+	}
+	if o.spacing < 0 {
+		return o, fmt.Errorf("parameter spacing=%v: want a duration >= 0", o.spacing)
+	}
+	if o.itinerary == "" && o.width > o.nodes {
+		return o, fmt.Errorf("parameter width=%d: a stage cannot have more nodes than the system (%d)", o.width, o.nodes)
+	}
+	return o, nil
+}
+
+func parseLatency(s string) (lo, hi time.Duration, err error) {
+	a, b, ok := cutDash(s)
+	if lo, err = time.ParseDuration(a); err == nil && ok {
+		hi, err = time.ParseDuration(b)
+	} else if err == nil {
+		hi = lo
+	}
+	if err != nil || lo < 0 || hi < lo {
+		return 0, 0, fmt.Errorf("parameter latency=%q: want MIN-MAX durations with 0 <= MIN <= MAX, e.g. 1ms-10ms", s)
+	}
+	return lo, hi, nil
+}
+
+func cutDash(s string) (string, string, bool) {
+	for i := 1; i < len(s); i++ {
+		if s[i] == '-' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+func systemNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "n" + strconv.Itoa(i)
+	}
+	return names
+}
+
+// build sets a scenario up. plan == nil means the swarm: every setting is drawn from
+// the seed.
+func build(b *scenarios.Build, plan planFunc) (*scenarios.Setup, error) {
+	o, err := parse(b.Params)
+	if err != nil {
+		return nil, err
+	}
+	var limits *faults.Params
+	if plan == nil {
+		limits = swarmDraw(b.Seed, &o)
+	}
+	names := systemNames(o.nodes)
+	its, err := itineraries(b.Seed, o, names)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &eo.Config{
+		Names: names, Simple: o.simple, MajoritySelect: o.majority, StaticNext: o.static,
+		Capacity: int32(o.capacity), Timing: eo.DefaultTiming().Scaled(o.timescale), CountMessages: true, Bug: o.bug,
+		Work: o.work,
+	}
+	e := &env{seed: b.Seed, names: names, horizon: o.horizon, cfg: cfg}
+	fp, err := b.FaultPlan(func() (faults.Plan, error) {
+		if limits != nil {
+			return faults.Generate(b.Seed, names, *limits)
+		}
+		return plan(e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := fp.Validate(names); err != nil {
+		return nil, err
+	}
+	w := &workload{names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp)}
+	var lastLaunch sim.Time
+	for i, it := range its {
+		at := sim.Time(time.Duration(i) * o.spacing).Add(time.Millisecond)
+		if o.launches != nil {
+			at = sim.Time(o.launches[i])
+		}
+		a := eo.Agent{ID: eo.AgentID(i + 1), Itinerary: it}
+		w.agents = append(w.agents, agentInfo{agent: a, launch: at, lost: downAt(fp, names[it.Home()], at)})
+		lastLaunch = at
+	}
+	nw := sim.Network{Latency: sim.Uniform(o.latMin, o.latMax), Loss: o.loss, Duplicate: o.dup, Reorder: o.reorder}
+	settle := fp.Settled().At
+	until := max(settle, lastLaunch).Add(o.bound + time.Second)
+	return &scenarios.Setup{
+		Nodes:   eo.System(cfg),
+		Network: nw,
+		Faults:  fp,
+		Workload: func(k *sim.Kernel) {
+			for _, ai := range w.agents {
+				k.Inject(ai.launch, ai.agent.Itinerary.Home(), eo.Launch{Agent: ai.agent})
+			}
+		},
+		Until:      until,
+		Properties: w.Properties(o.bound),
+		Metrics:    func(r *sim.Result) any { return computeMetrics(r, w, fp) },
+	}, nil
+}
+
+// permanentCrashes lists the crashes of plan never followed by a restart.
+func permanentCrashes(plan faults.Plan) []permCrash {
+	last := map[string]int{}
+	for i, e := range plan.Events {
+		if e.Kind == "crash" || e.Kind == "restart" {
+			last[e.Node] = i
+		}
+	}
+	var out []permCrash
+	for i, e := range plan.Events {
+		if e.Kind == "crash" && last[e.Node] == i {
+			out = append(out, permCrash{node: e.Node, at: sim.Time(e.At)})
+		}
+	}
+	return out
+}
+
+// downAt reports whether node is down at time t under plan (a fault at t happens
+// before a launch at t: the kernel runs them in scheduling order).
+func downAt(plan faults.Plan, node string, t sim.Time) bool {
+	down := false
+	for _, e := range plan.Events {
+		if sim.Time(e.At) > t {
+			break
+		}
+		if e.Node == node {
+			switch e.Kind {
+			case "crash":
+				down = true
+			case "restart":
+				down = false
+			}
+		}
+	}
+	return down
+}
+
+// itineraries returns one itinerary per agent: the fixed one, or random ones drawn
+// from the seed (home = a random node; each later stage = width distinct random
+// nodes in random priority order).
+func itineraries(seed uint64, o options, names []string) ([]eo.Itinerary, error) {
+	its := make([]eo.Itinerary, o.agents)
+	if o.itinerary != "" {
+		it, err := eo.ParseItinerary(o.itinerary, names, "seats")
+		if err != nil {
+			return nil, fmt.Errorf("parameter itinerary: %w", err)
+		}
+		for i := range its {
+			its[i] = it
+		}
+		return its, nil
+	}
+	r := sim.Stream(seed, "exactlyonce-workload")
+	for i := range its {
+		it := eo.Itinerary{Stages: []eo.Stage{{Nodes: []eo.StageNode{{Node: sim.NodeID(r.IntN(o.nodes)), Rank: 1}}}}}
+		for s := 1; s < o.stages; s++ {
+			perm := r.Perm(o.nodes)
+			st := eo.Stage{Pool: "seats"}
+			for j := 0; j < o.width; j++ {
+				st.Nodes = append(st.Nodes, eo.StageNode{Node: sim.NodeID(perm[j]), Rank: int32(j + 1)})
+			}
+			it.Stages = append(it.Stages, st)
+		}
+		if err := it.Validate(names); err != nil {
+			return nil, fmt.Errorf("generated itinerary (a bug): %w", err)
+		}
+		its[i] = it
+	}
+	return its, nil
+}
+
+// swarmDraw draws the swarm's settings from the seed (overriding the corresponding
+// parameters) and returns the fault intensity limits, themselves drawn by
+// faults.Swarm, with at most one node crashing for good (see workload.required for
+// what EO-P3 then requires).
+func swarmDraw(seed uint64, o *options) *faults.Params {
+	r := sim.Stream(seed, "exactlyonce-swarm")
+	o.nodes = 4 + r.IntN(4)               // 4..7
+	o.agents = 2 + r.IntN(9)              // 2..10
+	o.stages = 2 + r.IntN(4)              // 2..5
+	o.width = 1 + r.IntN(min(o.nodes, 5)) // 1..5
+	o.capacity = r.IntN(5)                // 0..4
+	// Launches spread over most of the fault window, so faults meet running agents.
+	o.launches = make([]time.Duration, o.agents)
+	for i := range o.launches {
+		o.launches[i] = time.Millisecond + time.Duration(r.Int64Range(0, int64(o.horizon*3/4)))
+	}
+	slices.Sort(o.launches)
+	o.timescale = 0.25 + 1.75*r.Float64()
+	o.work = time.Duration(r.IntN(100)) * time.Millisecond
+	o.majority = r.Bernoulli(0.5)
+	o.static = r.Bernoulli(0.25)
+	o.simple = o.simple || r.Bernoulli(0.15)
+	o.latMin = time.Duration(r.IntN(3)) * time.Millisecond
+	o.latMax = o.latMin + time.Duration(1+r.IntN(20))*time.Millisecond
+	limits := faults.DefaultParams(o.horizon)
+	limits.Crashes, limits.Partitions, limits.Spikes, limits.Skews = 8, 4, 4, 3
+	limits.MaxStep, limits.MaxDriftPPM = 50*time.Millisecond, 50_000
+	limits.MaxDown = (o.nodes - 1) / 2
+	limits.Permanent = 1
+	p := faults.Swarm(seed, limits)
+	return &p
+}
