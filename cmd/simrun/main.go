@@ -77,6 +77,7 @@ func main() {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		tty = true
 	}
+	scenarios.TuneGC() // GOGC=400 unless GOGC is set: see scenarios.GCPercent
 	os.Exit(runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty}, os.Args[1:]))
 }
 
