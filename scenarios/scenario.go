@@ -75,7 +75,7 @@ func (b *Build) FaultPlan(gen func() (faults.Plan, error)) (faults.Plan, error) 
 type Exp struct {
 	Seed   uint64
 	Params *Params
-	// Out is the output directory for CSV (and plots), "" for none.
+	// Out is the output directory for CSV tables, "" for none.
 	Out string
 	// Progress reports progress on long experiments (may be a no-op).
 	Progress func(done, total int)

@@ -44,7 +44,7 @@ func cmdRun(e *env, args []string) error {
 	faultsPath := fs.String("faults", "", "use the fault plan in `FILE` instead of the scenario's own")
 	format := fs.String("format", "text", "output: text, json or mermaid")
 	events := fs.Int("events", 80, "mermaid: draw at most `N` events (0 = all)")
-	out := fs.String("out", "", "experiments: write CSV (and plots) to `DIR`")
+	out := fs.String("out", "", "experiments: write CSV tables to `DIR`")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR` (default: next to --trace)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
