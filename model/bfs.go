@@ -96,6 +96,7 @@ type bfsRun[S any] struct {
 	depthNew atomic.Bool // a new state lies beyond max-depth
 	grewNew  atomic.Bool // a state was inserted at the level being built
 	remain   atomic.Int64
+	block    int64 // allowance taken at a time
 
 	// growth barrier
 	mu       sync.Mutex
@@ -149,9 +150,14 @@ func (c *checker[S]) bfs(o Options, start time.Time) (*Result, error) {
 	r.witnessed = make([]atomic.Bool, len(c.sp.Properties))
 	r.wref = make([]uint64, len(c.sp.Properties))
 	if o.MaxStates > 0 {
+		// One state at a time: a worker never holds allowance another one needs,
+		// so the search stops at exactly MaxStates distinct states for any number
+		// of workers (one atomic operation per new state, only in bounded runs).
 		r.remain.Store(o.MaxStates)
+		r.block = 1
 	} else {
 		r.remain.Store(math.MaxInt64)
+		r.block = allowBlock
 	}
 	for i := 0; i < o.Workers; i++ {
 		w := &bfsWorker[S]{r: r, id: i}
@@ -351,9 +357,10 @@ func (w *bfsWorker[S]) expand(ch *chunk[S]) {
 			}
 			next(s, w.emit)
 			n := w.k
-			if !r.probe {
-				w.total += int64(n)
-			}
+			// Successors of the last level are generated too (the probe needs them),
+			// so they count in Total as TLC counts them: a depth bound equal to the
+			// depth leaves every statistic unchanged.
+			w.total += int64(n)
 			if n == 0 && eb != c.evMask {
 				w.found(c.missingEventually(eb), ref)
 				return
@@ -416,13 +423,15 @@ func (w *bfsWorker[S]) insertBatch() {
 	w.sink ^= sink
 	for i := range w.succ {
 		x := &w.succ[i]
+		if !r.tab.insert(x.fp) {
+			continue
+		}
+		// A new state: it needs max-states allowance. (Checked after the duplicate
+		// test, so a bound equal to the state count completes the search.)
 		if w.allow == 0 && !w.refill() {
 			r.boundHit.Store(true)
 			r.stop.Store(true)
 			return
-		}
-		if !r.tab.insert(x.fp) {
-			continue
 		}
 		w.allow--
 		idx := w.log.append(x.parent, x.idx)
@@ -485,7 +494,7 @@ func (w *bfsWorker[S]) refill() bool {
 		if left <= 0 {
 			return false
 		}
-		take := min(left, allowBlock)
+		take := min(left, r.block)
 		if r.remain.CompareAndSwap(left, left-take) {
 			w.allow = take
 			return true

@@ -159,9 +159,7 @@ search:
 					k++
 				})
 				atBound := o.MaxDepth > 0 && len(stack) >= o.MaxDepth
-				if !atBound {
-					st.Total += int64(len(top.succ))
-				}
+				st.Total += int64(len(top.succ)) // generated, also at the bound (as in BFS)
 				if len(top.succ) == 0 && top.e.ebits != c.evMask {
 					f.violation, f.vpath = c.missingEventually(top.e.ebits), pathNow(0, false)
 					break search

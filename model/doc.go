@@ -214,8 +214,11 @@
 //     value, and the model explores one).
 //   - With more than one BFS worker the reported counterexample is a shortest one, but
 //     which one may vary between runs; with one worker everything is deterministic.
-//     With MaxStates reached, the counts so far may differ slightly between worker
-//     counts (complete searches and MaxDepth-bounded ones are identical).
+//     With MaxStates reached, Distinct is exactly MaxStates for any number of
+//     workers, but which states those are (hence Total and Depth so far) may differ
+//     between worker counts; complete searches and MaxDepth-bounded ones are
+//     identical. A MaxStates or MaxDepth equal to the state space's size or depth
+//     completes with every statistic unchanged.
 //   - The fingerprint of an actor state is a 64-bit hash of the canonical encodings
 //     of its parts (sim.EncodeNode, sim.Storage.AppendState, message encodings with
 //     their dynamic type), computed incrementally: only the parts an action changes are

@@ -182,18 +182,22 @@ func TestBounds(t *testing.T) {
 		if res.Outcome != BoundReached || res.Bound != "max-states" || res.Distinct > 100 {
 			t.Fatalf("workers %d: %v %q distinct %d", w, res.Outcome, res.Bound, res.Distinct)
 		}
-		if w == 1 && res.Distinct != 100 {
-			t.Fatalf("one worker stops exactly at the bound: %d", res.Distinct)
+		if res.Distinct != 100 {
+			t.Fatalf("workers %d: stop exactly at the bound: %d", w, res.Distinct)
 		}
 		res = mustCheck(t, grid(50), Options{Workers: w, MaxDepth: 5})
 		// levels 1..5 of a 50×50 grid: 1+2+3+4+5 states
 		if res.Outcome != BoundReached || res.Bound != "max-depth" || res.Distinct != 15 || res.Depth != 5 {
 			t.Fatalf("workers %d: %v %q distinct %d depth %d", w, res.Outcome, res.Bound, res.Distinct, res.Depth)
 		}
-		// A depth bound equal to the state space's depth cuts nothing.
-		res = mustCheck(t, grid(5), Options{Workers: w, MaxDepth: 9})
-		if res.Outcome != Complete || res.Distinct != 25 {
-			t.Fatalf("workers %d: %v distinct %d", w, res.Outcome, res.Distinct)
+		// A depth or state bound equal to the state space's depth or size cuts
+		// nothing: same outcome and statistics as an unbounded search.
+		full := mustCheck(t, grid(5), Options{Workers: w})
+		for _, o := range []Options{{Workers: w, MaxDepth: 9}, {Workers: w, MaxStates: 25}, {Strategy: DFS, MaxDepth: 9}, {Strategy: DFS, MaxStates: 25}} {
+			res = mustCheck(t, grid(5), o)
+			if res.Outcome != Complete || res.Distinct != 25 || res.Total != full.Total || res.Depth != full.Depth {
+				t.Fatalf("%+v: %v distinct %d total %d depth %d; unbounded: %d %d %d", o, res.Outcome, res.Distinct, res.Total, res.Depth, full.Distinct, full.Total, full.Depth)
+			}
 		}
 	}
 	res := mustCheck(t, grid(50), Options{Strategy: DFS, MaxStates: 77})
