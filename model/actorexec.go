@@ -307,19 +307,12 @@ func (x *actorSys) next(s *State, emit func(Action, *State)) {
 			try(act(aCut, pi, 0))
 		}
 	}
-	if !x.discrete || anyDue {
+	if !x.discrete {
 		return
 	}
-	if md := a.Time.MaxDelay; md > 0 {
-		for _, l := range s.links {
-			for _, e := range l.msgs {
-				if s.clock-e.sent >= int32(md) {
-					return // a message is due: it must be delivered or lost first
-				}
-			}
-		}
-	}
-	if s.clock < int32(a.Time.MaxTicks) {
+	// Global time may pass only when nothing is due: no timer (urgent) and, with
+	// MaxDelay, no message that has been in flight for MaxDelay ticks.
+	if !anyDue && !x.messageDue(s) && s.clock < int32(a.Time.MaxTicks) {
 		try(act(aTick, 0, 0))
 		for n := range s.nodes {
 			if d := x.drift(n); d > 0 && s.clock+1-s.nodes[n].local <= d {
@@ -327,11 +320,45 @@ func (x *actorSys) next(s *State, emit func(Action, *State)) {
 			}
 		}
 	}
+	// A node's clock leading takes no global time, so only the node's own due timers
+	// hold it back (its local clock must not pass them); other nodes' due timers and
+	// due messages do not.
 	for n := range s.nodes {
-		if d := x.drift(n); d > 0 && s.nodes[n].local+1-s.clock <= d {
+		if d := x.drift(n); d > 0 && s.nodes[n].local+1-s.clock <= d && !x.timerDue(s, n) {
 			try(act(aLead, n, 0))
 		}
 	}
+}
+
+// messageDue reports whether a message has been in flight for MaxDelay ticks (it must
+// be delivered or lost before global time passes).
+func (x *actorSys) messageDue(s *State) bool {
+	md := x.a.Time.MaxDelay
+	if md <= 0 {
+		return false
+	}
+	for _, l := range s.links {
+		for _, e := range l.msgs {
+			if s.clock-e.sent >= int32(md) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// timerDue reports whether node n, up, has a timer due on its local clock.
+func (x *actorSys) timerDue(s *State, n int) bool {
+	ns := s.nodes[n]
+	if ns.node == nil {
+		return false
+	}
+	for _, tm := range ns.timers {
+		if tm.deadline <= ns.local {
+			return true
+		}
+	}
+	return false
 }
 
 func (x *actorSys) drift(n int) int32 {

@@ -127,8 +127,10 @@ type Cuts struct {
 // node has a local clock (ticks) that reads global time give or take its Drift; a
 // timer set for d fires when its node's local clock reaches now+ceil(d/Tick).
 //
-// Timers are urgent: while any up node has a due timer, the clock does not advance; the
-// timer fires (as an action, interleaved with deliveries) first. Messages take any
+// Timers are urgent: while any up node has a due timer, the global clock does not
+// advance, and the node's own clock does not lead past it; the timer fires (as an
+// action, interleaved with deliveries) first. Other nodes' clocks may still lead
+// (a lead takes no global time). Messages take any
 // number of ticks unless MaxDelay bounds it.
 type DiscreteTime struct {
 	// Tick is the length of one tick (Input.Now = local ticks × Tick).

@@ -424,3 +424,74 @@ func TestActorCountsIdenticalAcrossStrategies(t *testing.T) {
 		t.Fatalf("counts differ: %v", counts)
 	}
 }
+
+// TestLeadIgnoresOtherNodesTimers: a node's clock may lead the global clock (within its
+// drift) while another node has a timer due — a lead takes no global time, so only the
+// node's own due timers hold it back. Node k (drift 1) handles an injection at local
+// tick 1, leads to local 2 and fires its 2-tick timer, all at global tick 1; node m's
+// timer, due at global 1, must not make that unreachable. It also must not let k's
+// clock run past k's own due timer.
+func TestLeadIgnoresOtherNodesTimers(t *testing.T) {
+	tick := time.Second
+	timerAt := func(d time.Duration, tag string) func(*scripted, sim.Input, *sim.Outbox) {
+		return func(n *scripted, in sim.Input, out *sim.Outbox) {
+			switch in.Kind {
+			case sim.Start:
+				out.SetTimer("t", d)
+			case sim.Receive:
+				out.Observe("ev", tag+"-inject")
+			case sim.Timeout:
+				out.Observe("ev", tag+"-timer")
+			}
+		}
+	}
+	type ev struct {
+		What  string
+		Local sim.Time
+	}
+	ghost := Ghost{Init: []ev(nil), Fold: func(g any, o sim.Observation) any {
+		return append(slices.Clone(g.([]ev)), ev{o.Value.(string), o.Local})
+	}}
+	for _, withM := range []bool{false, true} {
+		nodes, drift := []sim.NodeSpec{node("k", timerAt(2*tick, "k"))}, []int{1}
+		if withM {
+			nodes, drift = append(nodes, node("m", timerAt(tick, "m"))), []int{1, 0}
+		}
+		kOnly := func(s *State) []ev {
+			var out []ev
+			for _, e := range GhostAs[[]ev](s) {
+				if e.What[0] == 'k' {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
+		a := &Actors{Nodes: nodes, Ghost: ghost, Inject: []Injection{{To: 0, Msg: msg{}, At: 1}},
+			Time: DiscreteTime{Tick: tick, MaxTicks: 3, Drift: drift},
+			Properties: []Property[*State]{
+				// Before m's timer fires: m's due timer must not hold k's clock back.
+				Sometimes("k: inject at 1, timer at 2, global 1, m's timer still due", func(s *State) bool {
+					g := GhostAs[[]ev](s)
+					return s.Now() == sim.Time(tick) && len(g) == 2 &&
+						g[0] == ev{"k-inject", sim.Time(tick)} && g[1] == ev{"k-timer", sim.Time(2 * tick)}
+				}),
+				Always("k's timer fires at local 2 exactly", func(s *State) bool {
+					for _, e := range kOnly(s) {
+						if e.What == "k-timer" && e.Local != sim.Time(2*tick) {
+							return false
+						}
+					}
+					return true
+				}),
+			}}
+		res := mustCheck(t, a, Options{})
+		if res.Outcome != Complete {
+			t.Fatalf("with m %v: %v %+v", withM, res.Outcome, res.Violation)
+		}
+		for _, p := range res.Properties {
+			if p.Status != Witnessed && p.Status != Holds {
+				t.Errorf("with m %v: %s: %v", withM, p.Name, p.Status)
+			}
+		}
+	}
+}

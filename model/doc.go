@@ -94,9 +94,11 @@
 //
 // The global clock is part of the state and advances by a "tick" action; a timer set
 // for d fires when its node's local clock reaches now + ceil(d/Tick); timers are urgent
-// (the clock does not tick past a due timer). A node's clock may lag (the global clock
-// ticks, the node's does not) or lead (the node's ticks alone) as long as it stays
-// within its drift bound of the global clock; local clocks never go backwards.
+// (the global clock does not tick past a due timer, nor does the node's own clock
+// lead past it; other nodes' clocks may lead meanwhile). A node's clock may lag (the
+// global clock ticks, the node's does not) or lead (the node's ticks alone) as long as
+// it stays within its drift bound of the global clock; local clocks never go
+// backwards.
 //
 // Crash semantics match the simulator: a crash loses the node's volatile state, its
 // pending timers and every message in flight to it; a restart rebuilds the node with
