@@ -166,7 +166,10 @@
 // FollowTrace checks that a simulator trace of the same nodes is a path of the actor
 // system, record for record (same effects). The 2PC tests run the simulator on many
 // seeds with random crashes and restarts and follow every trace: the two engines agree
-// on crashes, restarts, losses and timers.
+// on crashes, restarts, the messages a crash loses, and timers. Not yet followed:
+// traces with network loss (the simulator loses a message at send time, the checker
+// by a later "lost" action) or partitions, and discrete-time runs; such a trace is
+// reported as "not a transition of the model" rather than followed.
 //
 // # Performance
 //

@@ -25,7 +25,11 @@
 //     are encoded in key order). Implement Cloner and StateEncoder for speed; otherwise
 //     DeepCopy and AppendCanonical do it by reflection.
 //   - Messages are plain value structs with exported fields, a kind name (for per-kind
-//     counts) and optionally a size (Sizer).
+//     counts) and optionally a size (Sizer). A handler must not modify a message it
+//     received, nor anything the message references (slices, maps, pointers): the
+//     model checker shares one in-flight message between every state that holds it,
+//     and the simulator may deliver the same value twice (duplication). Copy before
+//     changing.
 //
 // Broken internal invariants in protocol code should panic: the simulator turns a panic
 // into a failed run carrying its seed, never a crash of the tool.
@@ -55,7 +59,8 @@ type NodeID int32
 // Env is the sender of inputs injected by the workload (not a node).
 const Env NodeID = -1
 
-// Message is a protocol message: a plain value struct with exported fields.
+// Message is a protocol message: a plain value struct with exported fields. Received
+// messages are read-only (see the package doc).
 type Message interface {
 	// Kind names the message type for per-kind counts and traces ("VOTE", "Ping").
 	Kind() string
