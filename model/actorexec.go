@@ -648,7 +648,7 @@ func storageHash(s *sim.Storage) uint64 { return hashBytes(0x73746f72, s.AppendS
 func ghostHash(g any) uint64 { return hashBytes(0x67686f73, sim.AppendCanonical(nil, g)) }
 
 func msgHash(m sim.Message) uint64 {
-	b := []byte(reflect.TypeOf(m).String())
+	b := []byte(sim.TypeName(reflect.TypeOf(m)))
 	b = append(b, 0)
 	return hashBytes(0x6d736721, sim.AppendCanonical(b, m))
 }

@@ -203,7 +203,7 @@ func appendValue(b []byte, v reflect.Value, depth int) []byte {
 			return append(b, 0)
 		}
 		e := v.Elem()
-		b = appendString(append(b, 1), e.Type().String())
+		b = appendString(append(b, 1), TypeName(e.Type()))
 		return appendValue(b, e, depth+1)
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.IsNil() {
@@ -273,4 +273,15 @@ func EncodeNode(b []byte, n Node) []byte {
 		return e.AppendState(append(b, 1))
 	}
 	return AppendCanonical(append(b, 1), n)
+}
+
+// TypeName names a dynamic type unambiguously for canonical encodings: the full package
+// path and the name for a named type (two packages called "msg" with a type "Ping" each
+// do not collide, as they would with reflect.Type.String), the type's literal for an
+// unnamed one.
+func TypeName(t reflect.Type) string {
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -168,7 +167,13 @@ func cmdCheck(e *env, args []string) error {
 	if v := res.Violation; v != nil && v.HasTrace {
 		trace = *tracePath
 		if trace == "" {
-			trace = filepath.Join(os.TempDir(), fmt.Sprintf("simrun-check-%s-%s.jsonl", slug(m.Name), slug(v.Name)))
+			// A fresh file per run: concurrent checks must not overwrite each other.
+			f, err := os.CreateTemp("", fmt.Sprintf("simrun-check-%s-%s-*.jsonl", slug(m.Name), slug(v.Name)))
+			if err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			trace = f.Name()
+			f.Close()
 		}
 		hdr := model.TraceHeader{Format: sim.TraceFormat, Engine: model.TraceEngine, Scenario: m.Name, Seed: seed,
 			Params: p.Values(), Property: v.Name, Kind: v.Kind, Strategy: st.String(), Cycle: v.Cycle}
