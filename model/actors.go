@@ -253,7 +253,7 @@ func (a *Actors) validate() error {
 			return errors.New("time: negative MaxDelay")
 		}
 	}
-	if (a.Ghost.Fold == nil) != (a.Ghost.Init == nil) && a.Ghost.Fold == nil {
+	if a.Ghost.Init != nil && a.Ghost.Fold == nil {
 		return errors.New("ghost: Init given without Fold")
 	}
 	names := map[string]bool{noPanic: true}

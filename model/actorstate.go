@@ -14,7 +14,6 @@ type State struct {
 	sys    *actorSys
 	nodes  []*nodeSlot // shared between states: replace (mut), never modify in place
 	links  []*link     // non-empty link queues, sorted by (from, to); shared likewise
-	inj    []int32     // per node: injections consumed (delivered or lost)
 	cut    []uint64    // bitset of cut directed links (from*n+to); nil when none is cut
 	clock  int32       // global clock, ticks (discrete time)
 	faults FaultsUsed

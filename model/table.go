@@ -15,7 +15,8 @@ import (
 // and n need not be a power of two, which lets the table grow by 1.5× and stay between
 // 8/0.75 ≈ 10.7 and 8/0.5 = 16 bytes per stored fingerprint.
 //
-// Growth is not concurrent with lookups: the BFS pauses its workers (see bfs.grow).
+// Growth is not concurrent with lookups: the BFS pauses its workers (see growLocked
+// and growAhead in bfs.go).
 type table struct {
 	slots  []uint64
 	n      uint64
@@ -29,7 +30,7 @@ type table struct {
 
 const (
 	minSlots = 1 << 16
-	// growAt is the load factor at which the table grows (by growFactor).
+	// growNum/growDen is the load factor at which the table grows (by 1.5×).
 	growNum, growDen = 3, 4
 )
 
