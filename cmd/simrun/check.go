@@ -273,6 +273,9 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 	fmt.Fprintln(w, "properties")
 	for _, pr := range res.Properties {
 		line := fmt.Sprintf("  %-10s %s: %s", pr.Kind, pr.Name, pr.Status)
+		if pr.Kind == model.EventuallyKind && pr.Status == model.Holds && !res.Fair {
+			line += " (on maximal finite paths; --fair also checks fair cycles)"
+		}
 		if pr.HasTrace {
 			line += fmt.Sprintf(" (depth %d)", pr.Depth)
 		}

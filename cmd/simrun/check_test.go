@@ -190,9 +190,16 @@ func TestCheckFairCycles(t *testing.T) {
 	if code != 0 || !j.Fair || j.Violation != nil {
 		t.Fatalf("exit %d %+v", code, j)
 	}
-	// Without --fair the flip cycle is not examined (finite paths only).
+	// Without --fair the flip cycle is not examined (finite paths only), and the text
+	// output says so.
 	if code, j, _ = checkJSONOut(t, "test/flip", "-p", "crashes=1", "--json"); code != 0 || j.Fair {
 		t.Fatalf("exit %d %+v", code, j)
+	}
+	if code, out, _ := cli(t, "check", "test/flip", "-p", "crashes=1"); code != 0 || !strings.Contains(out, "holds (on maximal finite paths; --fair") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if _, out, _ := cli(t, "check", "test/flip", "--fair"); strings.Contains(out, "maximal finite paths") {
+		t.Fatalf("--fair output still qualifies the verdict:\n%s", out)
 	}
 	trace := filepath.Join(t.TempDir(), "lasso.jsonl")
 	code, out, errs := cli(t, "check", "test/flip", "-p", "crashes=1", "--fair", "--trace", trace)
