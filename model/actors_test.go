@@ -574,3 +574,27 @@ func TestPinnedActorCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestSendOverCutLinkIsLostAtOnce: as in the simulator, a message sent over a cut link
+// is lost when it is sent, not later: the shortest path to "link cut, the sends made,
+// nothing in flight" is cut, inject (three sends lost at once) — not cut, inject, then
+// three losses of messages that sat in flight.
+func TestSendOverCutLinkIsLostAtOnce(t *testing.T) {
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver)}, Inject: goInput(),
+		Cuts: Cuts{Budget: 1, OneWay: true},
+		Properties: []Property[*State]{Sometimes("sent while cut, nothing in flight", func(s *State) bool {
+			return s.Cut(0, 1) && s.PendingInjections(0) == 0 && s.NumInFlight() == 0
+		})}}
+	res := mustCheck(t, sys, Options{})
+	p := res.Properties[1]
+	if p.Status != Witnessed {
+		t.Fatalf("%v", p.Status)
+	}
+	steps, err := res.Steps(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Depth != 3 || len(steps) != 4 || !strings.Contains(steps[3], "send b Msg (lost: partition)") {
+		t.Fatalf("depth %d: %q", p.Depth, steps)
+	}
+}
