@@ -598,3 +598,29 @@ func TestSendOverCutLinkIsLostAtOnce(t *testing.T) {
 		t.Fatalf("depth %d: %q", p.Depth, steps)
 	}
 }
+
+// TestUnorderedQueueIsCanonical: in unordered mode a link holds a multiset, so the same
+// messages sent in different orders are one state. Node a's timers x and y race, each
+// sending its own message; once both fired, the link holds {1, 2} whichever fired
+// first: start, x fired, y fired, both fired, then b's deliveries — pinned.
+func TestUnorderedQueueIsCanonical(t *testing.T) {
+	a := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		switch {
+		case in.Kind == sim.Start:
+			out.SetTimer("x", time.Second)
+			out.SetTimer("y", time.Second)
+		case in.Kind == sim.Timeout && in.Timer == "x":
+			out.Send(1, msg{N: 1})
+		case in.Kind == sim.Timeout && in.Timer == "y":
+			out.Send(1, msg{N: 2})
+		}
+	}
+	// b ignores what it receives, so states differ only by a's timers and the link.
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", a), node("b", func(*scripted, sim.Input, *sim.Outbox) {})},
+		Network: Network{Unordered: true}}
+	// Pending timers × link contents: {x,y}·{} ; {y}·{1},{} ; {x}·{2},{} ; {}·{1,2},{1},{2},{}.
+	res := mustCheck(t, sys, Options{})
+	if res.Outcome != Complete || res.Distinct != 9 {
+		t.Fatalf("%v distinct %d, want 9", res.Outcome, res.Distinct)
+	}
+}

@@ -134,3 +134,36 @@ func TestFairActorCycles(t *testing.T) {
 		t.Fatalf("crash-stop: %v %+v", res.Outcome, res.Violation)
 	}
 }
+
+// TestFairRestart: restarts are fair. Node w finishes its work on a timer; it may
+// crash first (budget 1) while node f flips forever. Under weak fairness w restarts
+// and finishes, so "done" holds on every fair path; were restart not fair, "f flips
+// forever while w stays down" would be an admissible cycle.
+func TestFairRestart(t *testing.T) {
+	worker := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		switch in.Kind {
+		case sim.Start:
+			out.SetTimer("work", time.Second)
+		case sim.Restart:
+			if _, done := in.Stable.Get("done"); !done {
+				out.SetTimer("work", time.Second)
+			}
+		case sim.Timeout:
+			out.Store("done", true)
+		}
+	}
+	done := func(s *State) bool { _, ok := s.Stable(1).Peek("done"); return ok }
+	sys := &Actors{Nodes: []sim.NodeSpec{node("f", flipper), node("w", worker)},
+		Crashes:    Crashes{Budget: 1, Nodes: []sim.NodeID{1}},
+		Properties: []Property[*State]{Eventually("done", done)}}
+	res := mustCheck(t, sys, Options{Fair: true})
+	if res.Outcome != Complete || res.Properties[1].Status != Holds {
+		t.Fatalf("%v %+v", res.Outcome, res.Violation)
+	}
+	// Crash-stop: w may stay down forever, and the flip cycle shows it.
+	sys.Crashes.NoRestart = true
+	res = mustCheck(t, sys, Options{Fair: true})
+	if res.Outcome != Violated || res.Violation.Name != "done" || res.Violation.Cycle == 0 {
+		t.Fatalf("crash-stop: %v %+v", res.Outcome, res.Violation)
+	}
+}
