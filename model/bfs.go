@@ -554,41 +554,12 @@ func (r *bfsRun[S]) leave() {
 	}
 }
 
-// growJob rehashes a table into one 1.5× larger, block by block, on several goroutines.
-type growJob struct {
-	old, nt *table
-	next    atomic.Int64
-	blocks  int64
-	wg      sync.WaitGroup
-}
-
-const growBlock = 1 << 16
-
-func (j *growJob) work() {
-	for {
-		b := j.next.Add(1) - 1
-		if b >= j.blocks {
-			return
-		}
-		lo := uint64(b) * growBlock
-		hi := min(lo+growBlock, j.old.n)
-		for _, v := range j.old.slots[lo:hi] {
-			if v != 0 {
-				j.nt.insert(v)
-			}
-		}
-	}
-}
-
 // growLocked grows the table with the given number of participants (the caller and
 // the paused workers). Called and returns with r.mu held; releases it meanwhile.
 func (r *bfsRun[S]) growLocked(participants int) {
 	if r.tab.needsGrowth() {
 		old := r.tab
-		nt := newTable(old.n+old.n/2, old.alloc)
-		nt.zero.Store(old.zero.Load())
-		nt.count.Store(old.count.Load())
-		job := &growJob{old: old, nt: nt, blocks: int64((old.n + growBlock - 1) / growBlock)}
+		job := old.growJob(old.n + old.n/2)
 		job.wg.Add(participants)
 		r.job = job
 		r.cond.Broadcast()
@@ -597,7 +568,7 @@ func (r *bfsRun[S]) growLocked(participants int) {
 		job.wg.Done()
 		job.wg.Wait()
 		r.mu.Lock()
-		r.tab = nt
+		r.tab = job.nt
 		r.job = nil
 		old.free()
 	}
@@ -630,17 +601,14 @@ func (r *bfsRun[S]) growAhead(level, prev int64) {
 		return
 	}
 	old := r.tab
-	nt := newTable(n, old.alloc)
-	nt.zero.Store(old.zero.Load())
-	nt.count.Store(old.count.Load())
-	job := &growJob{old: old, nt: nt, blocks: int64((old.n + growBlock - 1) / growBlock)}
+	job := old.growJob(n)
 	var wg sync.WaitGroup
 	for range r.workers {
 		wg.Add(1)
 		go func() { defer wg.Done(); job.work() }()
 	}
 	wg.Wait()
-	r.tab = nt
+	r.tab = job.nt
 	old.free()
 }
 

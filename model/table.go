@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 )
 
@@ -121,27 +122,50 @@ func (t *table) needsGrowth() bool {
 	return uint64(t.count.Load())*growDen > t.n*growNum
 }
 
-// grown returns a table 1.5× larger holding the same fingerprints. Not concurrent-safe:
-// the caller has stopped every other user of t.
+// grown returns a table 1.5× larger holding the same fingerprints, and frees t. Not
+// concurrent-safe: the caller has stopped every other user of t.
 func (t *table) grown() *table {
-	nt := newTable(t.n+t.n/2, t.alloc)
+	job := t.growJob(t.n + t.n/2)
+	job.work()
+	t.free()
+	return job.nt
+}
+
+// growJob rehashes a table into a larger one, block by block: any number of
+// goroutines may call work at once (insert is safe for concurrent use), each taking
+// the next block until none is left. The BFS grows this way with every worker helping
+// (see growLocked and growAhead in bfs.go); grown uses it on one goroutine.
+type growJob struct {
+	old, nt *table
+	next    atomic.Int64
+	blocks  int64
+	wg      sync.WaitGroup // participants still rehashing (BFS growth)
+}
+
+const growBlock = 1 << 16
+
+// growJob prepares moving t's fingerprints into a new table of n slots.
+func (t *table) growJob(n uint64) *growJob {
+	nt := newTable(n, t.alloc)
 	nt.zero.Store(t.zero.Load())
 	nt.count.Store(t.count.Load())
-	for _, v := range t.slots {
-		if v == 0 {
-			continue
+	return &growJob{old: t, nt: nt, blocks: int64((t.n + growBlock - 1) / growBlock)}
+}
+
+func (j *growJob) work() {
+	for {
+		b := j.next.Add(1) - 1
+		if b >= j.blocks {
+			return
 		}
-		i := nt.home(v)
-		for nt.slots[i] != 0 {
-			i++
-			if i == nt.n {
-				i = 0
+		lo := uint64(b) * growBlock
+		hi := min(lo+growBlock, j.old.n)
+		for _, v := range j.old.slots[lo:hi] {
+			if v != 0 {
+				j.nt.insert(v)
 			}
 		}
-		nt.slots[i] = v
 	}
-	t.free()
-	return nt
 }
 
 // bytes returns the memory held by the slots.
