@@ -92,9 +92,10 @@
 //     higher-priority orchestrator H answer NO to its own orchestrator N, and N still
 //     collect a majority from the others. H's COND_YES({N}) votes then turn into YES
 //     through the local voter's earlier YES for H, so H and N are both Ready. The
-//     simulator found it (swarm seed 725 before the fix; Config.Bug =
-//     BugReadyWithoutOwnVote restores the literal rule, and the model checker finds the
-//     violation). The paper's own correctness argument assumes exactly this rule: a
+//     simulator's swarm found it (the seed that did no longer does: the swarm's
+//     draws changed since); Config.Bug = BugReadyWithoutOwnVote restores the literal
+//     rule, and the model checker finds the violation (pinned in the scenario
+//     package's model tests). The paper's own correctness argument assumes exactly this rule: a
 //     node's YES for a higher orchestrator certifies that its local orchestrator gave up.
 //   - YES votes arriving after Ready are added to YesVotes (phase 2 must reach them). A
 //     (COND_)YES for a Tid the orchestrator no longer runs is answered at once as an
@@ -114,7 +115,9 @@
 // and Puts leave suspected nodes out as long as a majority of the next stage's
 // itinerary nodes remain; Config.StaticNext always Puts to every node.
 //
-// Selection (EO-8): the worker sends I_AM_ALIVE every Timing.Alive, starting at once.
+// Selection (EO-8): the worker sends I_AM_ALIVE every Timing.Alive, the first one
+// Alive after it became worker (a selected worker has just announced itself with
+// I_AM_SELECTED; observers of a fresh stage wait Timing.Monitor before suspecting).
 // A restarted node resumes every Active stage as an observer; selection decides who
 // works (a bully-style restart would disturb a working successor). A worker answers
 // ARE_YOU_THERE with I_AM_THERE and an immediate I_AM_ALIVE; an observer that has not
@@ -149,6 +152,10 @@
 // moment: a voter that holds a vote for an orchestrator that never comes back cannot
 // tell it from one that is Ready, so it never votes for another; a next-stage node
 // whose Put is in doubt when its coordinator dies stays in doubt. The scenario
-// package's EO-P3 check exempts exactly these cases and nothing else; the EO-P4
-// experiment measures how much blocking remains.
+// package's EO-P3 check exempts these cases (scenarios/exactlyonce/liveness.go: only
+// when the orchestrator or coordinator is down for good, and only blocking it can
+// cause), a stage that keeps no majority of up nodes, agents whose home node was down
+// at launch, and — the paper assumes partitions heal — every agent of a run whose
+// fault plan leaves a partition or cut unhealed. The EO-P4 experiment measures how
+// much blocking remains.
 package exactlyonce

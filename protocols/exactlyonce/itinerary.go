@@ -110,22 +110,25 @@ func ParseItinerary(s string, names []string, pool string) (Itinerary, error) {
 		if i > 0 {
 			st.Pool = pool
 		}
+		if strings.TrimSpace(part) == "" {
+			it.Stages = append(it.Stages, st) // Validate reports the empty stage
+			continue
+		}
 		for j, f := range strings.Split(part, ",") {
-			f = strings.TrimSpace(f)
-			if f == "" {
-				continue
-			}
-			nm, rk, hasRank := strings.Cut(f, ":")
+			nm, rk, hasRank := strings.Cut(strings.TrimSpace(f), ":")
 			nm = strings.TrimSpace(nm)
+			if nm == "" {
+				return it, fmt.Errorf("itinerary stage %d: empty node name at position %d (stray comma?)", i, j+1)
+			}
 			idx := slices.Index(names, nm)
 			if idx < 0 {
 				return it, fmt.Errorf("itinerary stage %d: unknown node %q (nodes: %s)", i, nm, strings.Join(names, ", "))
 			}
 			rank := int32(j + 1)
 			if hasRank {
-				r, err := strconv.Atoi(strings.TrimSpace(rk))
+				r, err := strconv.ParseInt(strings.TrimSpace(rk), 10, 32)
 				if err != nil {
-					return it, fmt.Errorf("itinerary stage %d: node %s: priority %q is not an integer", i, nm, rk)
+					return it, fmt.Errorf("itinerary stage %d: node %s: priority %q is not a 32-bit integer", i, nm, rk)
 				}
 				rank = int32(r)
 			}

@@ -11,13 +11,17 @@ var testNames = []string{"n0", "n1", "n2", "n3", "n4"}
 func TestItineraryErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "itinerary: no stages"},
+		{"n0 | n1 , n2:5 | n3", ""}, // spaces around names are fine
 		{"n0 | | n1", "itinerary stage 1: empty stage"},
-		{"n0 | n1, ,", ""}, // stray commas are ignored
+		{"n0 | n1,,n2", "itinerary stage 1: empty node name at position 2 (stray comma?)"},
+		{"n0 | n1, ,", "itinerary stage 1: empty node name at position 2 (stray comma?)"},
+		{"n0 | :2,n1", "itinerary stage 1: empty node name at position 1 (stray comma?)"},
+		{"n0 | n1:4294967297", `itinerary stage 1: node n1: priority "4294967297" is not a 32-bit integer`},
 		{"n0 | n1,n2,n1", "itinerary stage 1: node n1 listed twice"},
 		{"n0 | n1,n7", `itinerary stage 1: unknown node "n7" (nodes: n0, n1, n2, n3, n4)`},
 		{"n0 | n1:1,n2:1", "itinerary stage 1: priorities not distinct (n1 and n2 both have 1)"},
 		{"n0 | n1:0", "itinerary stage 1: node n1 has priority 0"},
-		{"n0 | n1:x", `itinerary stage 1: node n1: priority "x" is not an integer`},
+		{"n0 | n1:x", `itinerary stage 1: node n1: priority "x" is not a 32-bit integer`},
 		{"n0,n1 | n2", "itinerary stage 0: the launch stage is the agent's home queue and must have exactly one node (got 2)"},
 	} {
 		_, err := ParseItinerary(tc.in, testNames, "seats")

@@ -99,12 +99,28 @@ const (
 	// become Ready with a majority that excludes its own node's voter (breaks EO-I1;
 	// see the package comment).
 	BugReadyWithoutOwnVote
+	// BugUnvoteNoTid: a voter's UN_VOTE removes the orchestrator's entry whatever
+	// its Tid, so a late UN_VOTE of an older transaction withdraws a newer vote
+	// (breaks EO-5/EO-6 once a node runs two transactions of a stage).
+	BugUnvoteNoTid
+	// BugStatusEarly: a coordinator answers STATUS with ABORT while the transaction
+	// is still in phase 1, and may commit it afterwards (breaks EO-2/EO-3 atomicity).
+	BugStatusEarly
+	// BugNoCommitLog: the coordinator does not write its commit record to stable
+	// storage, so a crash after the decision forgets it and presumed abort answers
+	// ABORT to a participant of a committed transaction (breaks EO-3).
+	BugNoCommitLog
+	// BugNoRestartInquiry: a restarted voter neither sends INQUIRY for the votes it
+	// holds nor arms its inquiry timer (breaks EO-7: a vote for an orchestrator that
+	// gave up while the voter was down is never withdrawn).
+	BugNoRestartInquiry
 )
 
 var bugNames = map[Bug]string{
 	NoBug: "none", BugVoterIgnoresOrchSet: "voter-ignores-orchset", BugSkipUnVote: "skip-unvote",
 	BugCondYesAsYes: "condyes-as-yes", BugNoLocalGiveUp: "no-local-giveup", BugForgetBeforeCommit: "put-on-prepare",
-	BugReadyWithoutOwnVote: "ready-without-own-vote",
+	BugReadyWithoutOwnVote: "ready-without-own-vote", BugUnvoteNoTid: "unvote-no-tid", BugStatusEarly: "status-early",
+	BugNoCommitLog: "no-commit-log", BugNoRestartInquiry: "no-restart-inquiry",
 }
 
 func (b Bug) String() string { return bugNames[b] }
@@ -618,7 +634,7 @@ func (n *Node) recover(st sim.StableView) {
 	// the selection protocol says otherwise (the simple protocol has no observers: the
 	// node resumes as the stage's worker).
 	for _, s := range sortedStages(n.queue) {
-		if len(n.orchSet[s]) > 0 {
+		if len(n.orchSet[s]) > 0 && n.cfg.Bug != BugNoRestartInquiry {
 			n.voterInquire(s, false)
 		}
 		if n.cfg.Simple {

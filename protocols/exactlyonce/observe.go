@@ -21,6 +21,7 @@ const (
 	ObsReturn   = "eo/return"   // ResReturn: the call's transaction committed at the service
 	ObsAbort    = "eo/abort"    // ResAbort: the call's transaction rolled back at the service
 	ObsSent     = "eo/sent"     // Sent: a protocol message left a node (Config.CountMessages)
+	ObsPut      = "eo/put"      // PutChange: a next-stage participant's Put was prepared, committed, aborted or dropped
 )
 
 // Accepted is observed when the home node stores a launched agent.
@@ -69,6 +70,26 @@ type Committed struct {
 	Next   []sim.NodeID
 	Last   bool
 	Agent  Agent // the agent as Put onward (after this stage's Execute)
+}
+
+// Put outcomes at a participant (PutChange.State).
+const (
+	PutPrepared  = "prepared"  // rm_prepare: the Put is in stable storage, in doubt
+	PutCommitted = "committed" // rm_commit: the stage became Active here
+	PutAborted   = "aborted"   // rm_rollback: ABORT from the coordinator (or its own abort)
+	PutDropped   = "dropped"   // dropped on FORGET of its stage: the stage committed elsewhere and is over
+)
+
+// PutChange is observed when the Put of transaction Tid (coordinated by Coord) at
+// participant Node changes state. Stage is the stage the Put creates (one after the
+// coordinating transaction's). The scenario package checks EO-2/EO-3 atomicity with
+// it: no Put of a committed Tid is aborted, no Put of an uncommitted Tid commits.
+type PutChange struct {
+	Stage StageID
+	Tid   Tid
+	Node  sim.NodeID
+	Coord sim.NodeID
+	State string
 }
 
 // Done is observed when an agent's last stage commits.

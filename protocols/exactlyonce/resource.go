@@ -33,12 +33,6 @@ type resPrepared struct {
 	Seat  int32
 }
 
-// resLocked reports whether pool is locked by another transaction than t.
-func (n *Node) resLocked(pool string, t Tid) bool {
-	l, ok := n.locks[pool]
-	return ok && l != t
-}
-
 // resReserve performs Reserve for stage s in transaction t (EO-2 Execute): it takes
 // the pool's lock and returns the seat the reservation will have if it commits. The
 // caller checked the lock is free.

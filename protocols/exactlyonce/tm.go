@@ -237,7 +237,9 @@ func (n *Node) tmCommit(x *tx) {
 	if len(x.remote) > 0 {
 		c := &commitRecord{Stage: s, Pending: slices.Clone(x.remote)}
 		put(&n.commitLog, t, c)
-		n.out.Store(tidKey(preCommit, t), *c)
+		if n.cfg.Bug != BugNoCommitLog {
+			n.out.Store(tidKey(preCommit, t), *c)
+		}
 		n.armResend(tidTimer(tCommit, t), n.cfg.Timing.CommitResend)
 	}
 	obs := Committed{Stage: s, Tid: t, Node: n.id, Record: x.rec.NodeIDs(), Last: x.last, Agent: x.agent}
@@ -385,7 +387,7 @@ func (n *Node) onStatus(from sim.NodeID, m Status) {
 		n.send(from, Commit{Stage: m.Stage, Tid: m.Tid})
 		return
 	}
-	if n.txByTid(m.Tid) != nil {
+	if n.txByTid(m.Tid) != nil && n.cfg.Bug != BugStatusEarly {
 		return
 	}
 	n.send(from, Abort{Stage: m.Stage, Tid: m.Tid})
@@ -421,6 +423,7 @@ func (n *Node) participantPrepare(coord sim.NodeID, t Tid, rec StageRecord, a Ag
 	p := &preparedPut{Coord: coord, Record: rec, Agent: a}
 	put(&n.prepared, t, p)
 	n.out.Store(tidKey(prePrep, t), *p)
+	n.out.Observe(ObsPut, PutChange{Stage: rec.ID, Tid: t, Node: n.id, Coord: coord, State: PutPrepared})
 	n.out.SetTimer(tidTimer(tStatus, t), n.cfg.Timing.Status)
 	return true
 }
@@ -439,16 +442,23 @@ func (n *Node) participantCommit(t Tid) {
 	delete(n.prepared, t)
 	n.out.Delete(tidKey(prePrep, t))
 	n.out.CancelTimer(tidTimer(tStatus, t))
+	n.out.Observe(ObsPut, PutChange{Stage: p.Record.ID, Tid: t, Node: n.id, Coord: p.Coord, State: PutCommitted})
 	n.activate(p.Record, p.Agent)
 }
 
-func (n *Node) participantAbort(t Tid) {
-	if n.prepared[t] == nil {
+func (n *Node) participantAbort(t Tid) { n.participantEnd(t, PutAborted) }
+
+// participantEnd removes the prepared Put of t without activating it (rm_rollback,
+// or a drop on FORGET), observed as state.
+func (n *Node) participantEnd(t Tid, state string) {
+	p := n.prepared[t]
+	if p == nil {
 		return
 	}
 	delete(n.prepared, t)
 	n.out.Delete(tidKey(prePrep, t))
 	n.out.CancelTimer(tidTimer(tStatus, t))
+	n.out.Observe(ObsPut, PutChange{Stage: p.Record.ID, Tid: t, Node: n.id, Coord: p.Coord, State: state})
 }
 
 func (n *Node) onCommit(from sim.NodeID, m Commit) {
@@ -473,7 +483,7 @@ func (n *Node) participantOnStatusTimer(t Tid) {
 func (n *Node) participantDropStage(s StageID) {
 	for _, t := range sortedTids(n.prepared) {
 		if n.prepared[t].Record.ID == s {
-			n.participantAbort(t)
+			n.participantEnd(t, PutDropped)
 		}
 	}
 }

@@ -111,7 +111,7 @@ func (n *Node) voterRecord(s StageID, rec StageRecord, set []VoteEntry) {
 // voterOnUnVote withdraws the vote given to OrchId for Tid (EO-6).
 func (n *Node) voterOnUnVote(m UnVote) {
 	set := n.orchSet[m.Stage]
-	i := slices.IndexFunc(set, func(v VoteEntry) bool { return v.Orch == m.Orch && v.Tid == m.Tid })
+	i := slices.IndexFunc(set, func(v VoteEntry) bool { return v.Orch == m.Orch && (v.Tid == m.Tid || n.cfg.Bug == BugUnvoteNoTid) })
 	if i < 0 {
 		return
 	}

@@ -139,7 +139,7 @@ func buildBlockingRun(b *scenarios.Build) (*scenarios.Setup, error) {
 	}
 	return build(&scenarios.Build{Seed: b.Seed, Params: ps, Faults: b.Faults}, func(e *env) (faults.Plan, error) {
 		return blockingPlan(b.Seed, names, rate, window), nil
-	})
+	}, nil)
 }
 
 // point is one cell of the experiment.

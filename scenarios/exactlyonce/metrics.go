@@ -21,6 +21,41 @@ type Metrics struct {
 	ByHop []HopMetrics `json:"by_hop"`
 	// Stages lists every stage that became Active, by agent then hop.
 	Stages []StageMetrics `json:"stages"`
+	// Swarm, in exactlyonce/swarm runs, lists the settings drawn from the seed (they
+	// replace the parameters' defaults, which the report's params line shows).
+	Swarm *SwarmSettings `json:"swarm,omitempty"`
+}
+
+// SwarmSettings are the settings exactlyonce/swarm drew for one seed.
+type SwarmSettings struct {
+	Protocol       string  `json:"protocol"`
+	Nodes          int     `json:"nodes"`
+	Agents         int     `json:"agents"`
+	Stages         int     `json:"stages"`
+	Width          int     `json:"width"`
+	Capacity       int     `json:"capacity"`
+	Timescale      float64 `json:"timescale"`
+	Work           string  `json:"work"`
+	MajoritySelect bool    `json:"majority_select"`
+	StaticNext     bool    `json:"static_next"`
+	Latency        string  `json:"latency"`
+	// Launches are the agents' launch times.
+	Launches []string `json:"launches"`
+}
+
+func swarmSettings(o options) *SwarmSettings {
+	s := &SwarmSettings{
+		Protocol: "extended", Nodes: o.nodes, Agents: o.agents, Stages: o.stages, Width: o.width, Capacity: o.capacity,
+		Timescale: o.timescale, Work: o.work.String(), MajoritySelect: o.majority, StaticNext: o.static,
+		Latency: o.latMin.String() + "-" + o.latMax.String(),
+	}
+	if o.simple {
+		s.Protocol = "simple"
+	}
+	for _, l := range o.launches {
+		s.Launches = append(s.Launches, l.String())
+	}
+	return s
 }
 
 // HopMetrics aggregates one hop over the agents.
@@ -39,6 +74,14 @@ type HopMetrics struct {
 	Failovers      int     `json:"failovers"`
 	MeanFailoverMs float64 `json:"mean_failover_ms,omitempty"`
 	MaxFailoverMs  float64 `json:"max_failover_ms,omitempty"`
+	// Selections counts every node that became worker through the selection protocol;
+	// OtherSelections those not answering a crash of the stage's current worker: a
+	// partition, a cut, a slow link, a worker that gave up, or a worker already down
+	// when the stage became Active. Failover time is measured only after a crash of
+	// the current worker: the other causes have no single instant at which the worker
+	// was lost, so they are counted, not timed.
+	Selections      int `json:"selections"`
+	OtherSelections int `json:"other_selections"`
 }
 
 // StageMetrics describes one stage of one agent.
@@ -53,6 +96,9 @@ type StageMetrics struct {
 	CommittedMs     float64   `json:"committed_ms,omitempty"`
 	CommitLatencyMs float64   `json:"commit_latency_ms,omitempty"`
 	FailoverMs      []float64 `json:"failover_ms,omitempty"`
+	// Selections and OtherSelections: see HopMetrics.
+	Selections      int `json:"selections,omitempty"`
+	OtherSelections int `json:"other_selections,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -69,6 +115,8 @@ type stageAcc struct {
 	done      bool
 	pending   []sim.Time // crash times of a worker awaiting a failover
 	failovers []time.Duration
+	selected  int // selections (RoleChange Selected)
+	other     int // selections with no crash pending
 }
 
 func computeMetrics(r *sim.Result, w *workload, plan faults.Plan) *Metrics {
@@ -135,6 +183,12 @@ func computeMetrics(r *sim.Result, w *workload, plan faults.Plan) *Metrics {
 				if len(a.workers) == 0 || a.workers[len(a.workers)-1] != names[v.Node] {
 					a.workers = append(a.workers, names[v.Node])
 				}
+				if v.Selected {
+					a.selected++
+					if len(a.pending) == 0 {
+						a.other++
+					}
+				}
 				if v.Selected && len(a.pending) > 0 {
 					for _, t := range a.pending {
 						a.failovers = append(a.failovers, o.Time.Sub(t))
@@ -176,6 +230,9 @@ func computeMetrics(r *sim.Result, w *workload, plan faults.Plan) *Metrics {
 		for _, f := range a.failovers {
 			sm.FailoverMs = append(sm.FailoverMs, ms(f))
 		}
+		sm.Selections, sm.OtherSelections = a.selected, a.other
+		h.Selections += a.selected
+		h.OtherSelections += a.other
 		fo[s.Hop] = append(fo[s.Hop], a.failovers...)
 		m.Stages = append(m.Stages, sm)
 	}

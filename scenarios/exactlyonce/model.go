@@ -20,6 +20,8 @@ import (
 //	EO-P1   always: at most one commit per stage, stage 1 only after stage 0 (ghost)
 //	EO-I1   always: at most one orchestrator per stage in Ready or Committed (stable
 //	        storage of every node, crashed ones included)
+//	EO-2/3  always: no stage 1 node commits a Put of a stage 0 transaction that did
+//	        not commit, or aborts one of the transaction that did (ghost)
 //	EO-P2   always: the stage's reservation takes effect at most once (ghost; only
 //	        with -p pool=true)
 //	done    sometimes: the agent completes (the search reaches the protocol's goal)
@@ -132,14 +134,30 @@ type Ghost struct {
 	Returns  uint8    // stage 1 reservations committed
 	Done     bool
 	CondYes  bool
+	// Put0 is the Tid of stage 0's committed transaction, the only one whose Puts
+	// (to stage 1's nodes) may commit; Torn records a participant that committed a Put
+	// of another transaction, or aborted a Put of Put0 after its commit (EO-2/EO-3).
+	// With one stage 0 transaction per node (attempts=1), Put0 adds no state.
+	Put0 eo.Tid
+	Torn bool
 }
 
 func foldGhost(g any, o sim.Observation) any {
 	x := g.(Ghost)
 	switch v := o.Value.(type) {
+	case eo.PutChange:
+		switch v.State {
+		case eo.PutCommitted:
+			x.Torn = x.Torn || x.Commits[0] == 0 || v.Tid != x.Put0
+		case eo.PutAborted:
+			x.Torn = x.Torn || (x.Commits[0] > 0 && v.Tid == x.Put0)
+		}
 	case eo.Committed:
 		if v.Stage.Hop > 0 && x.Commits[v.Stage.Hop-1] == 0 {
 			x.OutOrder = true
+		}
+		if v.Stage.Hop == 0 {
+			x.Put0 = v.Tid
 		}
 		x.Commits[v.Stage.Hop]++
 	case eo.ResReturn:
@@ -196,6 +214,7 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 			}
 			return true
 		}),
+		model.Always(PropA, func(s *model.State) bool { return !model.GhostAs[Ghost](s).Torn }),
 		model.Sometimes("the agent completes", func(s *model.State) bool { return model.GhostAs[Ghost](s).Done }),
 		model.Sometimes("a voter answers COND_YES", func(s *model.State) bool { return model.GhostAs[Ghost](s).CondYes }),
 	}

@@ -33,7 +33,7 @@ func checkModel(t *testing.T, overrides map[string]string, o model.Options) *mod
 // safe is what every configuration of the model must give: no panic, EO-P1 and
 // EO-I1 hold in every reachable state, and the agent can complete.
 var safe = map[string]model.Status{
-	"no-panic": model.Holds, PropP1: model.Holds, PropI1: model.Holds,
+	"no-panic": model.Holds, PropP1: model.Holds, PropI1: model.Holds, PropA: model.Holds,
 	"the agent completes": model.Witnessed,
 }
 
@@ -138,6 +138,11 @@ func TestModelCatchesBrokenVariants(t *testing.T) {
 		{"no-local-giveup", PropP1, 17},
 		{"ready-without-own-vote", PropP1, 25},
 		{"put-on-prepare", PropP1, 6},
+		// A participant's STATUS timer fires while the coordinator still votes; the
+		// early ABORT reaches it after the commit (EO-2/EO-3 ghost). (no-commit-log
+		// needs every remote participant to miss COMMIT and the coordinator to crash:
+		// beyond the crash budget; exactlyonce/coord-crash catches it.)
+		{"status-early", PropA, 10},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			res := checkModel(t, map[string]string{"crashes": "0", "bug": tc.bug}, model.Options{MaxStates: 1_000_000})
@@ -149,5 +154,38 @@ func TestModelCatchesBrokenVariants(t *testing.T) {
 					tc.bug, v.Kind, v.Name, v.Depth, tc.property, tc.depth)
 			}
 		})
+	}
+}
+
+// The UN_VOTE Tid match (voter.go voterOnUnVote) matters only when a node runs two
+// transactions of a stage, so the default bound (attempts=1) cannot tell it from a
+// match on the orchestrator alone. With attempts=2 and no crash, depth-first search
+// finds the EO-P1 violation of unvote-no-tid: an UN_VOTE of n1's first transaction
+// arrives after n1's second VOTE and withdraws that newer vote, and n2 collects a
+// majority while n1's second transaction is still alive. The correct protocol
+// explores the same number of states (the bounded check: attempts=2 is more than 2
+// million states, not exhausted here) without a violation.
+func TestModelCatchesUnvoteWithoutTid(t *testing.T) {
+	const maxStates = 110_000
+	params := map[string]string{"crashes": "0", "attempts": "2"}
+	bug := maps.Clone(params)
+	bug["bug"] = "unvote-no-tid"
+	res := checkModel(t, bug, model.Options{Strategy: model.DFS, MaxStates: maxStates})
+	if res.Outcome != model.Violated || res.Violation == nil {
+		t.Fatalf("unvote-no-tid not caught within %d states: outcome %s", maxStates, res.Outcome)
+	}
+	if v := res.Violation; v.Name != PropP1 || v.Kind != model.AlwaysKind || res.Distinct != 106_604 {
+		t.Fatalf("unvote-no-tid: %s %q violated after %d states; pinned always %q after 106,604",
+			v.Kind, v.Name, res.Distinct, PropP1)
+	}
+	ok := checkModel(t, params, model.Options{Strategy: model.DFS, MaxStates: maxStates})
+	if ok.Outcome == model.Violated || ok.Bound != "max-states" {
+		t.Fatalf("correct protocol, attempts=2: outcome %s after %d states (violation %+v); want the bound hit without a violation",
+			ok.Outcome, ok.Distinct, ok.Violation)
+	}
+	for _, p := range ok.Properties {
+		if p.Kind == model.AlwaysKind && p.Status == model.Failed {
+			t.Fatalf("correct protocol, attempts=2: %q failed", p.Name)
+		}
 	}
 }

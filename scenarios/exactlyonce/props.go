@@ -20,7 +20,34 @@ const (
 	PropP3 = "EO-P3 agents complete after the heal"
 	PropP5 = "EO-P5 no leftovers"
 	PropI1 = "EO-I1 at most one Ready/Committed orchestrator per stage"
+	PropA  = "EO-2/EO-3 stage transactions atomic at every participant"
+	// PropInquiry is exactlyonce/voter-crash's own property (see commitsBefore).
+	PropInquiry = "EO-7 stale votes withdrawn by INQUIRY at restart (stage commits in time)"
 )
+
+// commitsBefore is a scenario's own liveness property: stage hop of every agent
+// commits before deadline. Only a scenario whose fault plan makes the deadline a
+// consequence of a protocol rule uses it (voter-crash: the INQUIRY of EO-7 at a
+// voter's restart), and only with the plan it was designed for: a run with another
+// plan (--faults, generated plans in tests) is not held to it.
+func commitsBefore(name string, hop int32, deadline time.Duration) checker.Property {
+	return checker.Property{Name: name, Class: checker.Liveness, NeedsCompleteRun: true, Check: func(r *checker.Run) error {
+		n := 0
+		for _, o := range r.History() {
+			c, ok := o.Value.(eo.Committed)
+			if !ok || c.Stage.Hop != hop {
+				continue
+			}
+			if n++; o.Time >= sim.Time(deadline) {
+				return fmt.Errorf("stage %v committed at %v, not before %v", c.Stage, o.Time, deadline)
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("no stage %d committed (deadline %v)", hop, deadline)
+		}
+		return nil
+	}}
+}
 
 // agentInfo is what the properties know about the workload.
 type agentInfo struct {
@@ -47,15 +74,17 @@ type permCrash struct {
 }
 
 // Properties returns the properties checked on every run of an exactly-once scenario:
-// EO-P1, EO-P2 (with porcupine), EO-P3 (completion within bound after the faults
-// settle), EO-P5 and EO-I1.
+// EO-P1, EO-I1, the atomicity of stage transactions (EO-2/EO-3, checkAtomic), EO-P2
+// (with porcupine), EO-P3 (completion within bound after the faults settle) and EO-P5
+// (cleanup within cleanupGrace after completion; liveness, since it depends on time).
 func (w *workload) Properties(bound time.Duration) []checker.Property {
 	return []checker.Property{
 		{Name: PropP1, Class: checker.Safety, Check: w.checkP1},
 		{Name: PropI1, Class: checker.Safety, Check: checkI1},
+		{Name: PropA, Class: checker.Safety, Check: checkAtomic},
 		w.p2(),
 		scenarios.Bounded(PropP3, bound, w.p3Items),
-		{Name: PropP5, Class: checker.Safety, NeedsCompleteRun: true, Check: w.checkP5},
+		{Name: PropP5, Class: checker.Liveness, NeedsCompleteRun: true, Check: w.checkP5},
 	}
 }
 
@@ -148,6 +177,49 @@ func checkI1(r *checker.Run) error {
 		}
 		if len(live[v.Stage]) > 1 {
 			return fmt.Errorf("stage %v: orchestrators %s Ready/Committed at once (at %v)", v.Stage, nodeNames(r, live[v.Stage]), o.Time)
+		}
+	}
+	return nil
+}
+
+// checkAtomic is the atomicity of stage transactions (EO-2, EO-3): every Put a
+// participant commits belongs to a transaction its coordinator committed before, and
+// no participant rolls back (ABORT) the Put of a transaction its coordinator
+// committed, whenever either happens. A Put dropped on FORGET must belong to a stage
+// that committed somewhere before (the FORGET's origin); it may be the Put of a
+// committed transaction, as the stage it creates is over (see the package comment of
+// the protocol).
+func checkAtomic(r *checker.Run) error {
+	committed := map[eo.Tid]sim.Time{}
+	stageDone := map[eo.StageID]bool{}
+	for _, o := range r.History() {
+		if v, ok := o.Value.(eo.Committed); ok {
+			committed[v.Tid] = o.Time
+		}
+	}
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.Committed:
+			stageDone[v.Stage] = true
+		case eo.PutChange:
+			at, ok := committed[v.Tid]
+			switch v.State {
+			case eo.PutCommitted:
+				if !ok || at > o.Time {
+					return fmt.Errorf("%s committed the Put of stage %v (tid %v, coordinator %s) at %v, but the coordinator never committed it before",
+						r.Final[v.Node].Name, v.Stage, v.Tid, r.Final[v.Coord].Name, o.Time)
+				}
+			case eo.PutAborted:
+				if ok {
+					return fmt.Errorf("%s aborted the Put of stage %v (tid %v) at %v, but its coordinator %s committed it at %v",
+						r.Final[v.Node].Name, v.Stage, v.Tid, o.Time, r.Final[v.Coord].Name, at)
+				}
+			case eo.PutDropped:
+				if !stageDone[v.Stage] {
+					return fmt.Errorf("%s dropped the Put of stage %v (tid %v) at %v before that stage committed anywhere",
+						r.Final[v.Node].Name, v.Stage, v.Tid, o.Time)
+				}
+			}
 		}
 	}
 	return nil
@@ -268,8 +340,15 @@ func (w *workload) p3Items(r *checker.Run) []scenarios.Item {
 	return items
 }
 
-// checkP5: after an agent completed (and the faults healed), no node keeps a stage
-// record, an OrchSet, a prepared Put, a commit record, a prepared reservation or a
+// cleanupGrace is how long EO-P5 gives the cleanup (FORGET and COMMIT re-sends, their
+// ACKs) after an agent completed and the faults settled, whichever is later. It is a
+// liveness property with its own bound: an agent completing near the end of a run is
+// not required to be clean yet (every scenario's run lasts one second beyond the
+// EO-P3 bound, so an agent that completes within that bound always gets the grace).
+const cleanupGrace = time.Second
+
+// checkP5: once cleanupGrace has passed since an agent completed (and the faults
+// settled), no node keeps a stage record, an OrchSet, a prepared Put, a commit record, a prepared reservation or a
 // Ready/Committed orchestrator state for it. Nodes down for good are not inspected,
 // and leftovers that wait only for nodes down for good are allowed: FORGET or COMMIT
 // not ACKed by them, a Put in doubt whose coordinator is down, and the stage record,
@@ -284,7 +363,8 @@ func (w *workload) checkP5(r *checker.Run) error {
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Done:
-			done[v.Agent] = true
+			// At quiescence nothing is left to clean up: every leftover is final.
+			done[v.Agent] = r.Outcome == sim.Quiescent || max(o.Time, r.Settled).Add(cleanupGrace) <= r.Time
 		case eo.Committed:
 			committedBy[v.Stage] = v.Node
 		}

@@ -1,6 +1,7 @@
 // Package eoscen registers the exactly-once mobile agent scenarios (names starting
 // "exactlyonce/"), their properties (EO-P1, EO-P2 with porcupine, EO-P3, EO-P5,
-// EO-I1), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
+// EO-I1, the atomicity of stage transactions of EO-2/EO-3; voter-crash adds its own
+// EO-7 property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
 // model-checker configuration "exactlyonce". The protocol is in
 // simrun/protocols/exactlyonce.
 //
@@ -14,8 +15,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"simrun/checker"
 	"simrun/faults"
 	eo "simrun/protocols/exactlyonce"
 	"simrun/scenarios"
@@ -84,10 +87,10 @@ type env struct {
 }
 
 func init() {
-	reg := func(name, help string, suite bool, defaults map[string]string, plan planFunc) {
+	reg := func(name, help string, suite bool, defaults map[string]string, plan planFunc, extra ...checker.Property) {
 		scenarios.Register(&scenarios.Scenario{
 			Name: name, Help: help, Suite: suite, Params: Params(defaults),
-			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan) },
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan, extra) },
 		})
 	}
 	fixed := map[string]string{"itinerary": fixedItinerary, "agents": "10"}
@@ -100,8 +103,32 @@ func init() {
 	reg("exactlyonce/split-worker", "a partition isolates the worker n1: n2 is selected, both compete after the heal (COND_YES)", true, fixed,
 		fixedPlan(spike("0s", "n4", "n2", "100ms", "1500ms"), spike("0s", "n5", "n2", "100ms", "1500ms"),
 			spike("0s", "n0", "n2", "100ms", "1500ms"), part("100ms", "n1"), heal("700ms")))
-	reg("exactlyonce/voter-crash", "the observer n3 crashes holding votes and recovers through INQUIRY", true, fixed,
-		fixedPlan(ev("100ms", "crash", "n3"), ev("450ms", "restart", "n3")))
+	// voter-crash: links n1->n2, n1->n3, n3->n2 and n2->n1 are cut, so n2 is selected
+	// and its transactions collect n3's votes but never a majority; n3 crashes at
+	// 900ms holding a vote for n2. From 1100ms n1 reaches n2 and n3: n2 gives up (its
+	// UN_VOTE to n3 is lost) and n1, the worker, needs n3's vote, since n2's answers
+	// still cannot reach n1. n3 restarts at 1300ms: its stale vote for n2 makes it
+	// answer n1 COND_YES({n2}) until INQUIRY -> UN_VOTE withdraws it (EO-7). The
+	// scenario's own property requires the stage to commit before n2 reaches n1 again
+	// at 1500ms, which only the INQUIRY at restart allows.
+	reg("exactlyonce/voter-crash", "the observer n3 crashes holding a vote for n2, which gives up meanwhile; at restart n3's INQUIRY withdraws it", true,
+		map[string]string{"itinerary": fixedItinerary, "agents": "1"},
+		fixedPlan(cut("0s", "n1", "n2"), cut("0s", "n1", "n3"), cut("0s", "n3", "n2"), cut("0s", "n2", "n1"),
+			ev("900ms", "crash", "n3"), restore("1100ms", "n1", "n2"), restore("1100ms", "n1", "n3"), restore("1100ms", "n3", "n2"),
+			ev("1300ms", "restart", "n3"), heal("1500ms")),
+		commitsBefore(PropInquiry, 1, 1500*time.Millisecond))
+	// coord-crash: stage 2 is {n4, n1}, so n1 coordinates stage 1 with n4 as its only
+	// remote participant (n1's own Put is local), and stage 1's transactions run one
+	// after the other at n1 (the seat pool's lock). YES votes of n2 and n3 reach n1
+	// 275ms late, so phase 1 outlasts n4's first STATUS (250ms after its PREPARE): the
+	// first transaction meets an in-doubt STATUS while still voting. The link n1->n4 is
+	// cut at 500ms, while the second transaction votes: its COMMIT never reaches n4,
+	// nobody ACKs it, n1 crashes with only its commit record to remember it, restarts
+	// and must re-send COMMIT; after the heal only that record can tell n4 "commit".
+	reg("exactlyonce/coord-crash", "the coordinator n1 crashes after logging a commit whose COMMIT to n4 was cut off; at restart it re-sends it", true,
+		map[string]string{"itinerary": "n0 | n1,n2,n3 | n4,n1", "agents": "10"},
+		fixedPlan(spike("0s", "n2", "n1", "275ms", "1500ms"), spike("0s", "n3", "n1", "275ms", "1500ms"),
+			cut("500ms", "n1", "n4"), ev("700ms", "crash", "n1"), ev("900ms", "restart", "n1"), heal("1200ms")))
 	reg("exactlyonce/majority-loss", "stage {n1,n2,n3} loses n2 and n3: its agents block, then complete after the restart", true, fixed,
 		fixedPlan(ev("100ms", "crash", "n2"), ev("100ms", "crash", "n3"), ev("1200ms", "restart", "n2"), ev("1200ms", "restart", "n3")))
 	reg("exactlyonce/simple", "the simple protocol of paper §2 (EO-1) under generated crashes and partitions", true,
@@ -129,6 +156,14 @@ func spike(at, from, to, extra, dur_ string) faults.Event {
 
 func part(at string, group ...string) faults.Event {
 	return faults.Event{At: dur(at), Kind: "partition", Groups: [][]string{group}}
+}
+
+func cut(at, from, to string) faults.Event {
+	return faults.Event{At: dur(at), Kind: "cut", From: from, To: to}
+}
+
+func restore(at, from, to string) faults.Event {
+	return faults.Event{At: dur(at), Kind: "restore", From: from, To: to}
 }
 
 func heal(at string) faults.Event { return faults.Event{At: dur(at), Kind: "heal"} }
@@ -244,14 +279,19 @@ func systemNames(n int) []string {
 
 // build sets a scenario up. plan == nil means the swarm: every setting is drawn from
 // the seed.
-func build(b *scenarios.Build, plan planFunc) (*scenarios.Setup, error) {
+func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenarios.Setup, error) {
 	o, err := parse(b.Params)
 	if err != nil {
 		return nil, err
 	}
 	var limits *faults.Params
+	var drawn *SwarmSettings
 	if plan == nil {
+		if err := swarmRejects(b.Params); err != nil {
+			return nil, err
+		}
 		limits = swarmDraw(b.Seed, &o)
+		drawn = swarmSettings(o)
 	}
 	names := systemNames(o.nodes)
 	its, err := itineraries(b.Seed, o, names)
@@ -300,9 +340,28 @@ func build(b *scenarios.Build, plan planFunc) (*scenarios.Setup, error) {
 			}
 		},
 		Until:      until,
-		Properties: w.Properties(o.bound),
-		Metrics:    func(r *sim.Result) any { return computeMetrics(r, w, fp) },
+		Properties: append(w.Properties(o.bound), ownPlanOnly(b, extra)...),
+		Metrics: func(r *sim.Result) any {
+			m := computeMetrics(r, w, fp)
+			m.Swarm = drawn
+			return m
+		},
 	}, nil
+}
+
+// ownPlanOnly returns a scenario's own properties when the run uses the scenario's
+// own fault plan and no parameter other than bug and bound differs from its default:
+// they state what that plan, with those timings, must lead to.
+func ownPlanOnly(b *scenarios.Build, extra []checker.Property) []checker.Property {
+	if b.Faults != nil {
+		return nil
+	}
+	for _, nd := range b.Params.NonDefault() {
+		if name, _, _ := strings.Cut(nd, "="); name != "bug" && name != "bound" {
+			return nil
+		}
+	}
+	return extra
 }
 
 // permanentCrashes lists the crashes of plan never followed by a restart.
@@ -374,6 +433,22 @@ func itineraries(seed uint64, o options, names []string) ([]eo.Itinerary, error)
 		its[i] = it
 	}
 	return its, nil
+}
+
+// swarmDrawn lists the parameters the swarm draws from the seed: setting one is an
+// error rather than silently ignored. (protocol=simple is honoured: every run then
+// uses the simple protocol; with the default, extended, the swarm draws simple for
+// about 15% of the seeds.)
+var swarmDrawn = []string{"nodes", "agents", "stages", "width", "capacity", "spacing", "timescale", "work",
+	"majority-select", "static-next", "latency", "itinerary"}
+
+func swarmRejects(p *scenarios.Params) error {
+	for _, nd := range p.NonDefault() {
+		if name, _, _ := strings.Cut(nd, "="); slices.Contains(swarmDrawn, name) {
+			return fmt.Errorf("parameter %s: exactlyonce/swarm draws it from the seed (see the metrics' \"swarm\" settings); use another exactlyonce scenario to set it", name)
+		}
+	}
+	return nil
 }
 
 // swarmDraw draws the swarm's settings from the seed (overriding the corresponding

@@ -15,7 +15,7 @@ import (
 
 // singleRun lists the single-run scenarios (all but the experiment and the lossy one,
 // which runs outside the paper's network model on purpose).
-var singleRun = []string{"happy", "worker-crash", "in-doubt", "split-worker", "voter-crash", "majority-loss", "simple", "faults", "swarm"}
+var singleRun = []string{"happy", "worker-crash", "in-doubt", "split-worker", "voter-crash", "coord-crash", "majority-loss", "simple", "faults", "swarm"}
 
 // Every scenario keeps every property (EO-P1, EO-P2, EO-P3, EO-P5, EO-I1) under 200
 // fault plans drawn by rapid (failing plans shrink to a minimal one).
@@ -127,18 +127,105 @@ func TestSplitWorkerCompetes(t *testing.T) {
 	}
 }
 
-// voter-crash: n3 crashes holding votes; after the restart it inquires (EO-7).
+// voter-crash: n3 restarts holding a vote for n2, which gave up while n3 was down;
+// n3's INQUIRY at restart is answered by n2's UN_VOTE for that very Tid, and n1
+// commits stage 1 afterwards (EO-7).
 func TestVoterCrashRecoversThroughInquiry(t *testing.T) {
+	restart := sim.Time(1300 * time.Millisecond)
 	n := exercised(t, "exactlyonce/voter-crash", 40, func(r *scenarios.Report) bool {
+		inquired, withdrawn := false, false
 		for _, o := range history(r) {
-			if s, ok := o.Value.(eo.Sent); ok && s.Kind == "INQUIRY" && o.Node == 3 && o.Time == sim.Time(450*time.Millisecond) {
-				return true
+			switch v := o.Value.(type) {
+			case eo.Sent:
+				inquired = inquired || (o.Node == 3 && v.Kind == "INQUIRY" && o.Time == restart)
+			case eo.UnVoteSent:
+				withdrawn = withdrawn || (inquired && v.Orch == 2 && v.Voter == 3)
+			case eo.Committed:
+				if v.Stage.Hop == 1 {
+					return withdrawn && v.Node == 1 && o.Time > restart
+				}
 			}
 		}
 		return false
 	})
-	if n < 15 {
-		t.Fatalf("n3 inquired at its restart on only %d of 40 seeds", n)
+	if n < 35 {
+		t.Fatalf("n3's INQUIRY at restart withdrew its vote for n2 before n1 committed on only %d of 40 seeds", n)
+	}
+}
+
+// Without the INQUIRY at restart (no-restart-inquiry), n3 answers n1 COND_YES({n2})
+// until its first periodic INQUIRY, and voter-crash's own property (the stage commits
+// before n2 reaches n1 again) fails on every seed swept; the correct protocol passes
+// the same seeds in TestScenariosOwnPlans.
+func TestRestartInquiryCaughtOnVoterCrash(t *testing.T) {
+	res, err := scenarios.Sweep(scenarios.SweepOptions{
+		Scenario: "exactlyonce/voter-crash", Params: map[string]string{"bug": "no-restart-inquiry"}, From: 1, To: 40, FailureLimit: 40,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 40 {
+		t.Fatalf("no-restart-inquiry caught on %d of 40 seeds", res.Failed)
+	}
+	for _, f := range res.Failures {
+		if f.Property != PropInquiry {
+			t.Fatalf("seed %d: %s; want %s", f.Seed, f, PropInquiry)
+		}
+	}
+}
+
+// coord-crash: n1 logged the commit of a stage transaction whose COMMIT to n4 was cut
+// off, crashed, and after its restart re-sent COMMIT from the log; n4 committed the
+// Put only after the heal (1200ms), so the record was the only memory of the decision.
+func TestCoordCrashResendsLoggedCommit(t *testing.T) {
+	n := exercised(t, "exactlyonce/coord-crash", 40, func(r *scenarios.Report) bool {
+		committed := map[eo.Tid]sim.Time{}
+		resent := false
+		for _, o := range history(r) {
+			switch v := o.Value.(type) {
+			case eo.Committed:
+				if v.Node == 1 {
+					committed[v.Tid] = o.Time
+				}
+			case eo.Sent:
+				resent = resent || (o.Node == 1 && v.Kind == "COMMIT" && o.Time >= sim.Time(900*time.Millisecond))
+			case eo.PutChange:
+				at, ok := committed[v.Tid]
+				if resent && ok && v.Node == 4 && v.State == eo.PutCommitted && at < sim.Time(700*time.Millisecond) && o.Time >= sim.Time(1200*time.Millisecond) {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if n < 35 {
+		t.Fatalf("n4 committed a Put from n1's log after the restart and heal on only %d of 40 seeds", n)
+	}
+}
+
+// The atomicity property (EO-2/EO-3) catches two broken transaction managers on
+// coord-crash, on every seed swept: a coordinator that answers STATUS with ABORT
+// during phase 1 (and then commits), and one that does not write its commit record
+// (after the crash, presumed abort tells n4 to abort a committed Put). The correct TM
+// passes these seeds in TestScenariosOwnPlans.
+func TestAtomicityBugsCaughtOnCoordCrash(t *testing.T) {
+	for _, bug := range []string{"status-early", "no-commit-log"} {
+		t.Run(bug, func(t *testing.T) {
+			res, err := scenarios.Sweep(scenarios.SweepOptions{
+				Scenario: "exactlyonce/coord-crash", Params: map[string]string{"bug": bug}, From: 1, To: 40, FailureLimit: 40,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failed != 40 {
+				t.Fatalf("bug %s caught on %d of 40 seeds", bug, res.Failed)
+			}
+			for _, f := range res.Failures {
+				if f.Property != PropA {
+					t.Fatalf("bug %s seed %d: %s; want %s", bug, f.Seed, f, PropA)
+				}
+			}
+		})
 	}
 }
 
@@ -203,6 +290,14 @@ func TestMetrics(t *testing.T) {
 	if h1.Messages["VOTE"] == 0 || h1.Messages["FORGET"] == 0 || h1.MeanCommitLatencyMs <= 0 || h1.Failovers == 0 || h1.MeanFailoverMs < 200 {
 		t.Fatalf("hop 1 metrics %+v", h1)
 	}
+	if h1.Selections < h1.Failovers || h1.Selections == 0 {
+		t.Fatalf("hop 1: %d selections, %d failovers", h1.Selections, h1.Failovers)
+	}
+	// A partition (no crash) makes selections without a failover time.
+	sw := run(t, "exactlyonce/split-worker", 2, nil).Metrics.(*Metrics).ByHop[1]
+	if sw.Failovers != 0 || sw.OtherSelections == 0 || sw.Selections != sw.OtherSelections {
+		t.Fatalf("split-worker hop 1: %d failovers, %d selections (%d other)", sw.Failovers, sw.Selections, sw.OtherSelections)
+	}
 	var total int64
 	for _, s := range m.Stages {
 		for _, c := range s.Messages {
@@ -234,6 +329,29 @@ func TestBadInput(t *testing.T) {
 		if err == nil || !scenarios.IsInputError(err) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error %v, want a one-line input error containing %q", tc.params, err, tc.want)
 		}
+	}
+}
+
+// The swarm draws its settings from the seed: it rejects parameters it would
+// override, with one line, and reports what it drew in the metrics (so in --json).
+func TestSwarmReportsDrawnSettings(t *testing.T) {
+	for _, p := range []string{"nodes", "agents", "majority-select", "itinerary", "latency"} {
+		v := map[string]string{"nodes": "5", "agents": "3", "majority-select": "true", "itinerary": "n0 | n1", "latency": "2ms-3ms"}[p]
+		_, err := scenarios.RunName("exactlyonce/swarm", scenarios.Options{Seed: 1, Params: map[string]string{p: v}})
+		if err == nil || !scenarios.IsInputError(err) || !strings.Contains(err.Error(), "parameter "+p+": exactlyonce/swarm draws it") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("swarm -p %s=%s: error %v, want a one-line input error", p, v, err)
+		}
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		r := run(t, "exactlyonce/swarm", seed, nil)
+		m := r.Metrics.(*Metrics)
+		sw := m.Swarm
+		if sw == nil || sw.Agents != m.Agents || len(sw.Launches) != sw.Agents || sw.Nodes != len(r.Result.Names()) {
+			t.Fatalf("seed %d: swarm settings %+v, but %d agents ran on %d nodes", seed, sw, m.Agents, len(r.Result.Names()))
+		}
+	}
+	if m := run(t, "exactlyonce/happy", 1, nil).Metrics.(*Metrics); m.Swarm != nil {
+		t.Fatalf("happy reports swarm settings %+v", m.Swarm)
 	}
 }
 
