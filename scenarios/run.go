@@ -42,7 +42,9 @@ type Report struct {
 	Verdicts []checker.Verdict `json:"verdicts"`
 	Verdict  checker.Verdict   `json:"verdict"`
 	Metrics  any               `json:"metrics,omitempty"`
-	Repro    string            `json:"repro"`
+	// Notes are the settings drawn from the seed (Setup.Notes).
+	Notes []string `json:"notes,omitempty"`
+	Repro string   `json:"repro"`
 }
 
 // Failed reports whether any property failed.
@@ -175,7 +177,7 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	}
 	rep := &Report{
 		Scenario: sc.Name, Seed: o.Seed, Params: ps.Values(), Faults: setup.Faults, Result: res,
-		Settled: st.At, Verdicts: vs, Verdict: w, Repro: repro,
+		Settled: st.At, Verdicts: vs, Verdict: w, Repro: repro, Notes: setup.Notes,
 	}
 	if setup.Metrics != nil {
 		rep.Metrics = setup.Metrics(res)

@@ -52,6 +52,10 @@ type Setup struct {
 	Properties []checker.Property
 	// Metrics returns protocol-specific metrics for the JSON report (optional).
 	Metrics func(r *sim.Result) any
+	// Notes are settings the scenario drew from the seed rather than took from its
+	// parameters (a swarm's topology, say): the report prints them after the
+	// parameters, so what ran is visible without the JSON metrics.
+	Notes []string
 }
 
 // Build is what a scenario's Build function receives.

@@ -260,3 +260,15 @@ func TestEveryScenarioIsDeterministic(t *testing.T) {
 		t.Fatalf("only %d single-run scenarios registered: is a protocol's scenario package no longer linked in?", n)
 	}
 }
+
+// TestRunPrintsDrawnSettings: a scenario that draws its settings from the seed shows
+// them on a "drawn" line after its parameters; others print none.
+func TestRunPrintsDrawnSettings(t *testing.T) {
+	code, out, _ := cli(t, "run", "exactlyonce/swarm", "--seed", "7")
+	if code != 0 || !strings.Contains(out, "\ndrawn     protocol=") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if _, out, _ := cli(t, "run", "demo/faults"); strings.Contains(out, "drawn") {
+		t.Fatalf("demo prints a drawn line:\n%s", out)
+	}
+}

@@ -146,6 +146,9 @@ func writeReport(w io.Writer, rep *scenarios.Report, tracePath string) {
 	if nd := paramsLine(rep.Params); nd != "" {
 		fmt.Fprintf(w, "params    %s\n", nd)
 	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "drawn     %s\n", n)
+	}
 	fmt.Fprintf(w, "faults    %s\n", rep.Faults)
 	if len(r.Knobs) > 0 {
 		fmt.Fprintf(w, "network   assumption-breaking knobs on: %s\n", strings.Join(r.Knobs, "; "))

@@ -1,6 +1,7 @@
 package eoscen
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -41,6 +42,15 @@ type SwarmSettings struct {
 	Latency        string  `json:"latency"`
 	// Launches are the agents' launch times.
 	Launches []string `json:"launches"`
+}
+
+// notes is the report's "drawn" line for the swarm (none for other scenarios).
+func (s *SwarmSettings) notes() []string {
+	if s == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("protocol=%s nodes=%d agents=%d stages=%d width=%d capacity=%d timescale=%g work=%s majority-select=%t static-next=%t latency=%s",
+		s.Protocol, s.Nodes, s.Agents, s.Stages, s.Width, s.Capacity, s.Timescale, s.Work, s.MajoritySelect, s.StaticNext, s.Latency)}
 }
 
 func swarmSettings(o options) *SwarmSettings {

@@ -340,6 +340,7 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 			}
 		},
 		Until:      until,
+		Notes:      drawn.notes(),
 		Properties: append(w.Properties(o.bound), ownPlanOnly(b, extra)...),
 		Metrics: func(r *sim.Result) any {
 			m := computeMetrics(r, w, fp)

@@ -1,6 +1,7 @@
 package eoscen
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -349,9 +350,13 @@ func TestSwarmReportsDrawnSettings(t *testing.T) {
 		if sw == nil || sw.Agents != m.Agents || len(sw.Launches) != sw.Agents || sw.Nodes != len(r.Result.Names()) {
 			t.Fatalf("seed %d: swarm settings %+v, but %d agents ran on %d nodes", seed, sw, m.Agents, len(r.Result.Names()))
 		}
+		// The text report's "drawn" line shows the same settings.
+		if want := fmt.Sprintf("nodes=%d agents=%d ", sw.Nodes, sw.Agents); len(r.Notes) != 1 || !strings.Contains(r.Notes[0], want) {
+			t.Fatalf("seed %d: notes %q, want %q", seed, r.Notes, want)
+		}
 	}
-	if m := run(t, "exactlyonce/happy", 1, nil).Metrics.(*Metrics); m.Swarm != nil {
-		t.Fatalf("happy reports swarm settings %+v", m.Swarm)
+	if r := run(t, "exactlyonce/happy", 1, nil); r.Metrics.(*Metrics).Swarm != nil || r.Notes != nil {
+		t.Fatalf("happy reports swarm settings %+v %q", r.Metrics.(*Metrics).Swarm, r.Notes)
 	}
 }
 
