@@ -280,7 +280,18 @@ func buildRun(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, 
 		},
 		Properties: r.properties(),
 		Metrics:    r.metrics,
+		Notes:      drawnNotes(p, cfg, sys),
 	}, r, nil
+}
+
+// drawnNotes shows what the swarm drew from the seed (the params line shows
+// gamma=seed): Γ, K and the system's shape.
+func drawnNotes(p *scenarios.Params, cfg winkowski.Config, sys *winkowski.System) []string {
+	if p.String("gamma") != "seed" {
+		return nil
+	}
+	return []string{fmt.Sprintf("gamma=%v k=%d agents=%d pools=%d jobs=%d tasks=%d",
+		cfg.Gamma, cfg.K, cfg.Agents, len(cfg.Pools), len(cfg.Jobs), len(sys.Tasks))}
 }
 
 func mustSystem(cfg winkowski.Config) *winkowski.System {

@@ -398,3 +398,21 @@ func TestLocalityExperiment(t *testing.T) {
 	}
 	t.Log("\n" + tables[0].String())
 }
+
+// TestSwarmShowsDrawnGamma: the swarm's report says which Γ it drew (its params line
+// only says gamma=seed); scenarios with a given Γ print no drawn line.
+func TestSwarmShowsDrawnGamma(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("gamma=%v ", rep.Metrics.(Metrics).Gamma)
+		if len(rep.Notes) != 1 || !strings.HasPrefix(rep.Notes[0], want) {
+			t.Fatalf("seed %d: notes %q, want prefix %q", seed, rep.Notes, want)
+		}
+	}
+	if rep, err := scenarios.RunName("winkowski/dining", scenarios.Options{Seed: 1}); err != nil || rep.Notes != nil {
+		t.Fatalf("dining: %v %q", err, rep.Notes)
+	}
+}
