@@ -167,3 +167,37 @@ func TestFairRestart(t *testing.T) {
 		t.Fatalf("crash-stop: %v %+v", res.Outcome, res.Violation)
 	}
 }
+
+// TestFairUnorderedDeliveryPerMessage: with unordered links, weak fairness is per
+// message, not per link. a sends msg 0 once and keeps one msg 1 in flight on the same
+// link (b acks each 1, a sends the next). Delivering the 1s forever would be fair to
+// the link but not to msg 0, which stays deliverable: every fair path delivers it.
+func TestFairUnorderedDeliveryPerMessage(t *testing.T) {
+	a := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		switch {
+		case in.Kind == sim.Start:
+			out.Send(1, msg{N: 0})
+			out.Send(1, msg{N: 1})
+		case in.Kind == sim.Receive:
+			out.Send(1, msg{N: 1})
+		}
+	}
+	b := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		if in.Kind == sim.Receive {
+			if in.Msg.(msg).N == 0 {
+				out.Store("got0", true)
+			} else {
+				out.Send(0, otherMsg{})
+			}
+		}
+	}
+	got0 := func(s *State) bool { _, ok := s.Stable(1).Peek("got0"); return ok }
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", a), node("b", b)}, Network: Network{Unordered: true},
+		Properties: []Property[*State]{Eventually("b got 0", got0)}}
+	for _, w := range []int{1, 2} {
+		res := mustCheck(t, sys, Options{Fair: true, Workers: w})
+		if res.Outcome != Complete || res.Properties[1].Status != Holds {
+			t.Fatalf("workers %d: %v %+v", w, res.Outcome, res.Violation)
+		}
+	}
+}
