@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
 	"simrun/model"
@@ -228,20 +226,6 @@ func listModels(w io.Writer) error {
 	return nil
 }
 
-func modelParams(p *model.Params) string {
-	vals := p.Values()
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + vals[k]
-	}
-	return strings.Join(parts, " ")
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -253,7 +237,7 @@ func plural(n int, one, many string) string {
 const maxSteps = 60
 
 func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Result, trace string) error {
-	fmt.Fprintf(w, "model     %s  %s\n", m.Name, modelParams(p))
+	fmt.Fprintf(w, "model     %s  %s\n", m.Name, paramsLine(p.Values()))
 	fmt.Fprintf(w, "strategy  %s, %d %s\n", res.Strategy, res.Workers, plural(res.Workers, "worker", "workers"))
 	outcome := res.Outcome.String()
 	if res.Bound != "" {
