@@ -97,10 +97,26 @@ type timed struct {
 	e  Event
 }
 
+// bounded refuses limits that would draw events a plan file may not hold (see Parse).
+func (p Params) bounded() error {
+	switch {
+	case p.Horizon > MaxAt:
+		return fmt.Errorf("faults: horizon %v is later than the limit of %v", p.Horizon, MaxAt)
+	case p.SpikeExtra > MaxMagnitude:
+		return fmt.Errorf("faults: spike extra latency %v is larger than the limit of %v", p.SpikeExtra, MaxMagnitude)
+	case p.MaxStep > MaxMagnitude:
+		return fmt.Errorf("faults: clock step %v is larger than the limit of %v", p.MaxStep, MaxMagnitude)
+	}
+	return nil
+}
+
 // Generate draws a valid plan for the named nodes from seed and p.
 func Generate(seed uint64, names []string, p Params) (Plan, error) {
 	if p.Horizon <= p.Start || p.Start < 0 {
 		return Plan{}, fmt.Errorf("faults: generator needs 0 <= start < horizon (start %v, horizon %v)", p.Start, p.Horizon)
+	}
+	if err := p.bounded(); err != nil {
+		return Plan{}, err
 	}
 	crashable := p.Crashable
 	if crashable == nil {
@@ -247,7 +263,8 @@ func Generate(seed uint64, names []string, p Params) (Plan, error) {
 		e := Event{Kind: "skew", Node: names[r.IntN(len(names))]}
 		e.Step = Duration(uniform(-p.MaxStep, p.MaxStep))
 		if p.MaxDriftPPM > 0 {
-			d := r.Int64Range(-p.MaxDriftPPM, p.MaxDriftPPM)
+			lim := min(p.MaxDriftPPM, MaxDriftPPM) // Validate's bound
+			d := r.Int64Range(-lim, lim)
 			e.DriftPPM = &d
 		}
 		if e.Step == 0 && e.DriftPPM == nil {

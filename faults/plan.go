@@ -20,13 +20,17 @@
 // puts the listed groups apart from each other and from every unlisted node (the
 // unlisted nodes form one more group). "cut" drops every message on one directed link
 // until a "restore" of that link or a "heal"; "heal" removes every partition and cut.
+//
+// Parse is strict (see its doc): one object with only "events", no key twice, "at" and
+// "kind" on every entry, durations as strings, only the fields of the entry's kind,
+// bounded magnitudes (MaxAt, MaxMagnitude, MaxDriftPPM, MaxName), no byte-order mark;
+// every error is one line naming the position, or the entry and the field.
 package faults
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -40,7 +44,7 @@ import (
 var Kinds = []string{"crash", "restart", "partition", "cut", "restore", "heal", "spike", "skew", "burst"}
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration string
-// ("1.5s"); a bare number is read as nanoseconds.
+// ("1.5s"). A bare number is refused: "at": 2 would otherwise mean two nanoseconds.
 type Duration time.Duration
 
 // MarshalJSON implements json.Marshaler.
@@ -50,26 +54,15 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("%q is not a duration (e.g. \"1.5s\")", s)
-		}
-		*d = Duration(v)
-		return nil
+	var s string
+	if len(b) == 0 || b[0] != '"' || json.Unmarshal(b, &s) != nil {
+		return fmt.Errorf(`a duration is a string such as "1.5s", not %s`, short(string(b)))
 	}
-	var n float64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("%s is not a duration", b)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf(`%s is not a duration (e.g. "1.5s")`, short(s))
 	}
-	if n != math.Trunc(n) || math.Abs(n) > math.MaxInt64/2 {
-		return fmt.Errorf("%s is not a whole number of nanoseconds", b)
-	}
-	*d = Duration(int64(n))
+	*d = Duration(v)
 	return nil
 }
 
@@ -143,12 +136,15 @@ func (p Plan) Validate(names []string) error {
 				return nil
 			}
 			if !idx[n] {
-				return bad(field, "unknown node %q (nodes: %s)", n, strings.Join(names, ", "))
+				return bad(field, "unknown node %s (nodes: %s)", short(n), nodeList(names))
 			}
 			return nil
 		}
 		if e.At < 0 {
 			return bad("at", "negative time %v", time.Duration(e.At))
+		}
+		if e.At > Duration(MaxAt) {
+			return bad("at", "time %v is later than the limit of %v", time.Duration(e.At), MaxAt)
 		}
 		if e.At < prev {
 			return bad("at", "time %v is before the previous entry's %v (entries must be in time order)", time.Duration(e.At), time.Duration(prev))
@@ -229,11 +225,11 @@ func (p Plan) Validate(names []string) error {
 			if err := node("to", e.To, true); err != nil {
 				return err
 			}
-			if e.Extra <= 0 {
-				return bad("extra", "extra latency must be positive")
+			if e.Extra <= 0 || e.Extra > Duration(MaxMagnitude) {
+				return bad("extra", "extra latency %v not in (0, %v]", time.Duration(e.Extra), MaxMagnitude)
 			}
-			if e.For <= 0 {
-				return bad("for", "duration must be positive")
+			if e.For <= 0 || e.For > Duration(MaxAt) {
+				return bad("for", "duration %v not in (0, %v]", time.Duration(e.For), MaxAt)
 			}
 		case "skew":
 			if err := node("node", e.Node, false); err != nil {
@@ -242,8 +238,11 @@ func (p Plan) Validate(names []string) error {
 			if e.Step == 0 && e.DriftPPM == nil {
 				return bad("step", "a skew needs a step or a drift_ppm")
 			}
-			if e.DriftPPM != nil && *e.DriftPPM <= -1_000_000 {
-				return bad("drift_ppm", "%d would stop or reverse the clock", *e.DriftPPM)
+			if e.Step < -Duration(MaxMagnitude) || e.Step > Duration(MaxMagnitude) {
+				return bad("step", "clock step %v is larger than %v", time.Duration(e.Step), MaxMagnitude)
+			}
+			if e.DriftPPM != nil && (*e.DriftPPM < -MaxDriftPPM || *e.DriftPPM > MaxDriftPPM) {
+				return bad("drift_ppm", "%d is outside [%d, %d]", *e.DriftPPM, -MaxDriftPPM, MaxDriftPPM)
 			}
 		case "burst":
 			if e.Loss < 0 || e.Loss > 1 || math.IsNaN(e.Loss) {
@@ -255,8 +254,8 @@ func (p Plan) Validate(names []string) error {
 			if e.Loss == 0 && e.Dup == 0 {
 				return bad("loss", "a burst needs loss or dup above 0")
 			}
-			if e.For <= 0 {
-				return bad("for", "duration must be positive")
+			if e.For <= 0 || e.For > Duration(MaxAt) {
+				return bad("for", "duration %v not in (0, %v]", time.Duration(e.For), MaxAt)
 			}
 		case "":
 			return bad("kind", "missing kind (one of %s)", strings.Join(Kinds, ", "))
@@ -265,6 +264,14 @@ func (p Plan) Validate(names []string) error {
 		}
 	}
 	return nil
+}
+
+// nodeList shows a system's node names in an error, the first ten at most.
+func nodeList(names []string) string {
+	if len(names) <= 10 {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:10], ", ") + fmt.Sprintf(", … %d more", len(names)-10)
 }
 
 // Compile validates the plan and converts it to kernel faults with their times.
@@ -385,33 +392,16 @@ func (p Plan) Uses(kind string) bool {
 	return slices.ContainsFunc(p.Events, func(e Event) bool { return e.Kind == kind })
 }
 
-// Parse reads a plan from JSON. Unknown fields are errors (a misspelt field would
-// otherwise silently do nothing). Both {"events": [...]} and a bare array are accepted.
-func Parse(b []byte) (Plan, error) {
-	b = bytes.TrimSpace(b)
-	var p Plan
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var err error
-	if len(b) > 0 && b[0] == '[' {
-		err = dec.Decode(&p.Events)
-	} else {
-		err = dec.Decode(&p)
-	}
-	if err != nil {
-		return Plan{}, fmt.Errorf("faults: %w", err)
-	}
-	if dec.More() {
-		return Plan{}, errors.New("faults: trailing data after the plan")
-	}
-	return p, nil
-}
-
 // Load reads and parses a plan file (validation needs the node names: see Validate).
 func Load(path string) (Plan, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Plan{}, fmt.Errorf("faults: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	if err != nil {
+		return Plan{}, fmt.Errorf("faults: %s: %w", path, err)
 	}
 	p, err := Parse(b)
 	if err != nil {

@@ -62,6 +62,9 @@ func newPlanGen(names []string, p Params) (*planGen, error) {
 	if p.Start < 0 || p.Horizon <= p.Start {
 		return nil, fmt.Errorf("faults: PlanGen needs 0 <= start < horizon (start %v, horizon %v)", p.Start, p.Horizon)
 	}
+	if err := p.bounded(); err != nil {
+		return nil, err
+	}
 	g := &planGen{names: slices.Clone(names), crashable: p.Crashable, splittable: p.Splittable, p: p}
 	if g.crashable == nil {
 		g.crashable = g.names
@@ -319,7 +322,7 @@ func (g *planGen) draw(t *rapid.T) Plan {
 		for _, s := range skews {
 			e := Event{Kind: "skew", Node: g.names[s.node], Step: Duration(time.Duration(s.step) * g.unit)}
 			if s.drift {
-				d := max(s.driftPPM, -999_999)
+				d := min(max(s.driftPPM, -MaxDriftPPM), MaxDriftPPM) // Validate's bound
 				e.DriftPPM = &d
 			}
 			if e.Step == 0 && e.DriftPPM == nil {

@@ -165,9 +165,9 @@ func TestHelpOnEveryCommand(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	badPlan := filepath.Join(dir, "bad.json")
-	_ = os.WriteFile(badPlan, []byte(`[{"at":"1s","kind":"restart","node":"s"}]`), 0o644)
+	_ = os.WriteFile(badPlan, []byte(`{"events":[{"at":"1s","kind":"restart","node":"s"}]}`), 0o644)
 	unknownNode := filepath.Join(dir, "unknown.json")
-	_ = os.WriteFile(unknownNode, []byte(`[{"at":"1s","kind":"crash","node":"zz"}]`), 0o644)
+	_ = os.WriteFile(unknownNode, []byte(`{"events":[{"at":"1s","kind":"crash","node":"zz"}]}`), 0o644)
 	notTrace := filepath.Join(dir, "not.jsonl")
 	_ = os.WriteFile(notTrace, []byte("hello\n"), 0o644)
 	oneLineErr(t, `unknown command "frobnicate"`, "frobnicate")
@@ -200,7 +200,7 @@ func TestViolationExitsOneWithReproduce(t *testing.T) {
 	// A 1ms bound cannot hold while the server is down for 300ms.
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "plan.json")
-	_ = os.WriteFile(plan, []byte(`[{"at":"100ms","kind":"crash","node":"s"},{"at":"400ms","kind":"restart","node":"s"}]`), 0o644)
+	_ = os.WriteFile(plan, []byte(`{"events":[{"at":"100ms","kind":"crash","node":"s"},{"at":"400ms","kind":"restart","node":"s"}]}`), 0o644)
 	code, out, errs := cli(t, "run", "demo/happy", "-p", "bound=1ms", "--faults", plan)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, errs)
