@@ -10,6 +10,7 @@ package params
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,13 +42,13 @@ func New(what string, defs []Def, overrides map[string]string) (*Set, error) {
 	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		if !slices.ContainsFunc(defs, func(d Def) bool { return d.Name == k }) {
 			if len(defs) == 0 {
-				return nil, fmt.Errorf("unknown parameter %q (this %s takes none)", k, what)
+				return nil, fmt.Errorf("unknown parameter %s (this %s takes none)", short(k), what)
 			}
 			names := make([]string, len(defs))
 			for i, d := range defs {
 				names[i] = d.Name
 			}
-			return nil, fmt.Errorf("unknown parameter %q (known: %s)", k, strings.Join(names, ", "))
+			return nil, fmt.Errorf("unknown parameter %s (known: %s)", short(k), strings.Join(names, ", "))
 		}
 		p.vals[k] = overrides[k]
 	}
@@ -61,10 +62,10 @@ func ParseAssignments(as []string) (map[string]string, error) {
 	for _, a := range as {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("malformed parameter %q (want name=value)", a)
+			return nil, fmt.Errorf("malformed parameter %s (want name=value)", short(a))
 		}
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("parameter %q given twice", k)
+			return nil, fmt.Errorf("parameter %s given twice", short(k))
 		}
 		m[k] = v
 	}
@@ -102,7 +103,7 @@ func (p *Set) raw(name string) string {
 
 func (p *Set) fail(name, v, want string) {
 	if p.err == nil {
-		p.err = fmt.Errorf("parameter %s=%q: want %s", name, v, want)
+		p.err = fmt.Errorf("parameter %s=%s: want %s", name, short(v), want)
 	}
 }
 
@@ -141,8 +142,9 @@ func (p *Set) IntRange(name string, lo, hi int) int {
 func (p *Set) Float(name string) float64 {
 	v := p.raw(name)
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		p.fail(name, v, "a number")
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		p.fail(name, v, "a finite number")
+		return 0
 	}
 	return f
 }
@@ -195,4 +197,12 @@ func (p *Set) List(name string) []string {
 		}
 	}
 	return out
+}
+
+// short quotes a user's value for an error line, cut to 60 runes.
+func short(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return strconv.Quote(string(r[:60])) + fmt.Sprintf("… (%d bytes)", len(s))
+	}
+	return strconv.Quote(s)
 }

@@ -48,7 +48,7 @@ func TestErrors(t *testing.T) {
 		{"n", "10", "an integer in 1..9", func(p *Set) { p.IntRange("n", 1, 9) }},
 		{"n", "0", "an integer >= 1", func(p *Set) { p.IntMin("n", 1) }},
 		{"p", "1.5", "a probability", func(p *Set) { p.Prob("p") }},
-		{"p", "half", "a number", func(p *Set) { p.Float("p") }},
+		{"p", "half", "a finite number", func(p *Set) { p.Float("p") }},
 		{"d", "-1s", "a positive duration", func(p *Set) { p.PositiveDuration("d") }},
 		{"d", "soon", "a duration", func(p *Set) { p.Duration("d") }},
 		{"on", "yes", "true or false", func(p *Set) { p.Bool("on") }},
@@ -81,4 +81,59 @@ func TestUndeclaredIsABug(t *testing.T) {
 		}
 	}()
 	p.String("missing")
+}
+
+// NaN and infinities are not numbers a parameter can mean: a probability of NaN
+// passed the range check before.
+func TestFloatRefusesNaNAndInf(t *testing.T) {
+	for _, v := range []string{"NaN", "nan", "Inf", "-Inf", "+inf", "1e999"} {
+		p, err := New("scenario", []Def{{Name: "loss", Default: "0"}}, map[string]string{"loss": v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Prob("loss")
+		if p.Err() == nil {
+			t.Errorf("loss=%s accepted as a probability", v)
+		}
+	}
+}
+
+// Whatever the -p flags say, parsing and every getter either succeed or record one
+// short error line; nothing panics.
+func FuzzAssignments(f *testing.F) {
+	for _, s := range []string{"n=3", "n=-1", "d=1.5s", "p=0.5", "b=true", "l=a,b,,c", "n=", "=3", "n", "p=NaN", "d=-1h", "n=99999999999999999999"} {
+		f.Add(s)
+	}
+	defs := []Def{{Name: "n", Default: "1"}, {Name: "d", Default: "1s"}, {Name: "p", Default: "0"}, {Name: "b", Default: "false"}, {Name: "l", Default: ""}}
+	f.Fuzz(func(t *testing.T, a string) {
+		m, err := ParseAssignments([]string{a})
+		if err != nil {
+			oneLine(t, err)
+			return
+		}
+		p, err := New("scenario", defs, m)
+		if err != nil {
+			oneLine(t, err)
+			return
+		}
+		p.Int("n")
+		p.IntRange("n", 0, 10)
+		p.Duration("d")
+		p.PositiveDuration("d")
+		if pr := p.Prob("p"); p.Err() == nil && !(pr >= 0 && pr <= 1) {
+			t.Fatalf("probability %v accepted", pr)
+		}
+		p.Bool("b")
+		p.List("l")
+		if p.Err() != nil {
+			oneLine(t, p.Err())
+		}
+	})
+}
+
+func oneLine(t *testing.T, err error) {
+	t.Helper()
+	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 400 {
+		t.Fatalf("error is not one short line: %q", msg)
+	}
 }
