@@ -102,6 +102,15 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		o.Workers = 1
 	}
 	start := time.Now()
+	// The exhaustive searches explore system states only, so that the counts are the
+	// system's whatever the properties (TLC's convention); eventually-properties are
+	// decided afterwards on the product graph (liveness.go). Random walks keep the
+	// "has held yet" bits, to report a maximal finite walk where one never held.
+	evs, evMask := c.eventually, c.evMask
+	exhaustive := o.Strategy != Random
+	if exhaustive {
+		c.eventually, c.evMask = nil, 0
+	}
 	var (
 		res *Result
 		err error
@@ -114,21 +123,15 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 	case Random:
 		res, err = c.random(o, start)
 	default:
-		return nil, fmt.Errorf("model: unknown strategy %d", o.Strategy)
+		err = fmt.Errorf("model: unknown strategy %d", o.Strategy)
 	}
+	c.eventually, c.evMask = evs, evMask
 	if err != nil {
 		return nil, err
 	}
-	if o.Fair && res.Outcome == Complete {
-		pi, p, err := c.fairCheck(o)
-		if err != nil {
+	if exhaustive && len(evs) > 0 {
+		if err := c.liveness(o, res); err != nil {
 			return nil, err
-		}
-		res.Fair = true
-		if pi >= 0 {
-			pr := res.Properties[pi]
-			pr.Status, pr.path, pr.HasTrace, pr.Depth, pr.Cycle = Failed, p, true, len(p.steps)+1, p.cycle
-			res.Outcome, res.Violation = Violated, pr
 		}
 		res.Seconds = time.Since(start).Seconds()
 		if res.Seconds > 0 {

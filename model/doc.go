@@ -118,8 +118,9 @@
 // Properties are predicates over the global state (*State for actor systems, S for a
 // Spec): Always (an invariant; a violation comes with a shortest path under BFS),
 // Sometimes (reachability; the witness path is printed; a complete search without a
-// witness fails the property), Eventually (on every maximal finite path the predicate
-// holds at some point; with Options.Fair also on every infinite weakly fair path).
+// witness fails the property), Eventually (on every maximal finite path and every
+// admissible infinite path the predicate holds at some point: with Options.Fair the
+// infinite paths that are weakly fair, without it all of them).
 //
 // A State exposes every node's volatile state (Node, NodeAs[T]), whether it is up,
 // its stable storage (Stable), pending timers, messages in flight (InFlight), pending
@@ -190,23 +191,33 @@
 //
 // # Choices and limitations
 //
-//   - Eventually is checked on maximal finite paths (paths ending in a state with no
-//     successors, within Boundary and the depth bound) by every search. Infinite
-//     paths are checked only with Options.Fair (`simrun check --fair`): a second pass
-//     over the explicit graph finds strongly connected components of the region where
-//     the predicate has not held and reports an admissible cycle under weak fairness
-//     as a lasso (a path and a cycle back; traces mark it with "cycle" in the header,
-//     and Replay re-checks it). Weak fairness is per class: Spec.Fairness gives the
-//     classes of a plain spec; an actor system's are built in — deliveries (per link
-//     in FIFO mode, per message when unordered), injections, timers, clock ticks,
-//     restarts and reconnections are fair; crashes, cuts, losses, duplicates and
-//     clock drift are not (faults may happen or not, forever). Strong fairness (needed
-//     to show that a retry eventually gets through a lossy link) is not offered: under
-//     weak fairness a message lost on every try is admissible. The pass keeps the
-//     whole graph in memory (about 40 bytes per state and 16 per transition), so it is
-//     meant for small configurations. Eventually-properties add one bit per property
-//     to each explored state (and to its fingerprint), so a model with them may report
-//     up to 2^k times more distinct states than without.
+//   - Eventually is decided after the exhaustive search (BFS or DFS) of the system
+//     states, on the product graph (system state × one "has held yet" bit per
+//     eventually-property; liveness.go), over finite and infinite paths: a maximal
+//     finite path (ending in a state with no successors, within Boundary) on which the
+//     predicate never holds is a counterexample, and so is an admissible cycle in the
+//     region where it has not held (found by Tarjan's strongly connected components;
+//     reported as a lasso: a path and a cycle back, marked "cycle" in the trace header
+//     with the fairness it was found under, and re-checked by Replay). Without
+//     Options.Fair every cycle is admissible (no fairness: Peterson's "process 1
+//     eventually enters" fails, as it should); with it only weakly fair ones. Weak
+//     fairness is per class: Spec.Fairness gives the classes of a plain spec; an actor
+//     system's are built in — deliveries (per link in FIFO mode, per message when
+//     unordered), injections, timers, clock ticks, restarts and reconnections are
+//     fair; crashes, cuts, losses, duplicates and clock drift are not (faults may
+//     happen or not, forever). `simrun check` assumes weak fairness for actor systems
+//     (protocol claims assume fair delivery; --fairness none turns it off) and none
+//     for plain specs (TLC's default; --fair turns it on). Strong fairness (needed to
+//     show that a retry eventually gets through a lossy link) is not offered: under
+//     weak fairness a message lost on every try is admissible.
+//   - An eventually-property holds only when the search was complete and the whole
+//     product graph was checked; a bound (max-states, max-depth), random walks
+//     (which report only finite walks where it never held) or a product graph above
+//     30 million states leave it unknown, never holding, and `simrun check` exits 4.
+//   - Distinct, Total and Depth count system states, whatever the properties (TLC's
+//     convention); Result.ProductStates is the size of the liveness graph, which is
+//     kept in memory (about 40 bytes per state and 16 per transition), so liveness is
+//     meant for small configurations.
 //   - Injections to a node that is down may be lost (action "lost") or wait for the
 //     restart: in the simulator an injection scheduled while the node is down is lost,
 //     one scheduled after its restart is delivered, and the checker covers both.

@@ -75,11 +75,11 @@ type Options struct {
 	ProgressEvery time.Duration
 	// TableSlots pre-sizes the seen-set (0 = start small and grow).
 	TableSlots uint64
-	// Fair adds, after a complete search without violation, the fair-cycle check of
-	// the eventually-properties under weak fairness (see fair.go): an infinite path
-	// on which the predicate never holds and every fairness class that stays enabled
-	// is eventually taken is a violation. BFS and DFS only; the whole graph is kept in
-	// memory for it.
+	// Fair assumes weak fairness when eventually-properties are decided (see
+	// liveness.go): only infinite paths on which every fairness class that stays
+	// enabled is eventually taken count. Without it every infinite path counts. Either
+	// way BFS and DFS check finite and infinite paths, keeping the product graph in
+	// memory for it; random walks report only maximal finite walks.
 	Fair bool
 }
 
@@ -222,8 +222,14 @@ type Result struct {
 	Outcome  Outcome  `json:"outcome"`
 	// Bound names the bound that was reached ("max-states", "max-depth"), if any.
 	Bound string `json:"bound,omitempty"`
-	// Fair says the eventually-properties were also checked for fair cycles.
+	// Fair says the eventually-properties were checked under weak fairness (otherwise
+	// under none: every cycle admissible).
 	Fair bool `json:"fair,omitempty"`
+	// LivenessChecked says the eventually-properties were decided on the whole
+	// product graph (finite and infinite paths); ProductStates is its size (system
+	// states × "has held yet" bits). Distinct counts system states only.
+	LivenessChecked bool  `json:"liveness_checked,omitempty"`
+	ProductStates   int64 `json:"product_states,omitempty"`
 	Stats
 	Properties []*PropertyResult `json:"properties"`
 	// Violation is the property that failed (nil if none). For always and eventually it
@@ -241,6 +247,8 @@ type path struct {
 	// cycle, when > 0, makes the path a lasso: its last state is state cycle-1 again
 	// (a fair cycle of an eventually counterexample).
 	cycle int
+	// nofair, for a lasso, says the cycle was found without a fairness assumption.
+	nofair bool
 }
 
 // runner is a compiled system: a Spec[S] behind a non-generic face.

@@ -128,11 +128,18 @@ func TestEventuallyFinitePaths(t *testing.T) {
 	if res.Outcome != Violated || res.Violation.Name != "reach 3" || res.Violation.Depth != 2 {
 		t.Fatalf("outcome %v violation %+v", res.Outcome, res.Violation)
 	}
-	// Both terminal paths pass a state >= 1 that is 1, 2 or 3: holds. The cycle 4↔5 never
-	// satisfies it, and it is not reported: the documented finite-path limitation.
+	// Both terminal paths pass a state that is 1, 2 or 3, but the infinite path
+	// 0→4→5→4… never does: without fairness every cycle is admissible, so the
+	// property fails with a lasso (it used to be reported holding, having been
+	// checked on finite paths only). The distinct count is the system's, 6.
 	res = mustCheck(t, branch(Eventually("1 2 or 3", func(s int) bool { return s >= 1 && s <= 3 })), Options{})
-	if res.Outcome != Complete || res.Properties[0].Status != Holds {
-		t.Fatalf("outcome %v %v", res.Outcome, res.Properties[0].Status)
+	if res.Outcome != Violated || res.Violation.Cycle == 0 || res.Distinct != 6 || !res.LivenessChecked {
+		t.Fatalf("outcome %v %+v distinct %d", res.Outcome, res.Violation, res.Distinct)
+	}
+	// Without the cycle, it holds, on finite and infinite paths.
+	res = mustCheck(t, branch(Eventually("1 2 3 or 4", func(s int) bool { return s >= 1 && s <= 4 })), Options{})
+	if res.Outcome != Complete || res.Properties[0].Status != Holds || res.Distinct != 6 || res.ProductStates != 6 {
+		t.Fatalf("outcome %v %v distinct %d product %d", res.Outcome, res.Properties[0].Status, res.Distinct, res.ProductStates)
 	}
 	for _, o := range []Options{{Strategy: DFS}, {Workers: 2}} {
 		res = mustCheck(t, branch(Eventually("reach 3", func(s int) bool { return s == 3 })), o)

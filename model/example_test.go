@@ -94,9 +94,9 @@ func Example_actors() {
 	// A counterexample is a trace the simulator's tools read.
 	_ = res.WriteTrace(os.Stdout, res.Violation, model.TraceHeader{Format: sim.TraceFormat, Engine: model.TraceEngine, Scenario: "pingpong", Property: res.Violation.Name, Kind: res.Violation.Kind})
 	// Output:
-	// violation 10 15 4
-	// always no-panic unknown 0
-	// always hits bounded unknown 0
+	// violation 20 26 8
+	// always no-panic holds 0
+	// always hits bounded holds 0
 	// sometimes b crashed with the ball in flight witnessed 4
 	// eventually game over failed 4
 	// start a

@@ -1,20 +1,21 @@
 package model
 
 import (
-	"fmt"
 	"slices"
 
 	"simrun/sim"
 )
 
-// Fair-cycle detection: eventually-properties under weak fairness.
+// Liveness: eventually-properties on finite and infinite paths.
 //
-// The main search checks eventually P on maximal finite paths. With Options.Fair a
-// second pass also looks for infinite fair paths on which P never holds: it builds the
-// explored graph explicitly (product states, as the main search), restricts it to the
-// states where P has not held yet, and splits that region into strongly connected
-// components (Tarjan). An infinite path that stays in the region ends up cycling inside
-// one component; under weak fairness such a cycle is admissible iff every fairness
+// After an exhaustive search of the system states, a second pass builds the product
+// graph explicitly (system state × one "has held yet" bit per eventually-property),
+// and, for each property, restricts it to the states where P has not held yet. A
+// maximal finite path on which P never holds ends in a state of that region without
+// successors (deadEnd). An infinite one ends up cycling inside one strongly connected
+// component of the region (Tarjan). Without fairness every cycle is admissible (the
+// edges carry no fairness class). Under weak fairness (Options.Fair) a cycle is
+// admissible iff every fairness
 // class ("process") that is enabled in all of the cycle's states is taken by one of its
 // steps. A component contains an admissible cycle iff every class enabled in all of
 // its states is taken by some edge inside it (the cycle through every state and edge
@@ -37,7 +38,7 @@ type fairGraph struct {
 	edgeTo    []int32
 	edgeKey   []uint64 // fairness class, 0 = not fair
 	edgeIdx   []int32  // successor index
-	initIdx   []int32  // index among the initial states (for roots)
+	dead      []bool   // an expandable state without successors (a maximal finite path ends there)
 }
 
 func (c *checker[S]) buildFairGraph(o Options) (*fairGraph, error) {
@@ -61,19 +62,20 @@ func (c *checker[S]) buildFairGraph(o Options) (*fairGraph, error) {
 		add(s, c.ebits(s, 0), -1, int32(i))
 	}
 	g.edgeStart = append(g.edgeStart, 0)
+	limit := int64(maxLivenessStates)
+	if o.MaxStates > 0 {
+		limit = min(limit, o.MaxStates)
+	}
 	for v := 0; v < len(states); v++ {
-		if o.MaxStates > 0 && int64(len(states)) > o.MaxStates {
-			return nil, fmt.Errorf("model: fair-cycle check: more than %d states (max-states)", o.MaxStates)
-		}
-		if len(states) >= 1<<31-1 {
-			return nil, fmt.Errorf("model: fair-cycle check: too many states")
+		if int64(len(states)) > limit {
+			return nil, errLivenessGraph{limit}
 		}
 		s, eb := states[v], g.ebits[v]
+		k := int32(0)
 		if c.expandable(s) {
-			k := int32(0)
 			c.sp.Next(s, func(a Action, t S) {
 				key, fair := uint64(0), false
-				if c.sp.Fairness != nil {
+				if o.Fair && c.sp.Fairness != nil {
 					key, fair = c.sp.Fairness(s, a)
 				}
 				if fair {
@@ -88,6 +90,7 @@ func (c *checker[S]) buildFairGraph(o Options) (*fairGraph, error) {
 				k++
 			})
 		}
+		g.dead = append(g.dead, k == 0 && c.expandable(s))
 		g.edgeStart = append(g.edgeStart, int32(len(g.edgeTo)))
 	}
 	return g, nil
@@ -172,6 +175,33 @@ func (g *fairGraph) fairCycle(j int) *path {
 	return g.lasso(best, in)
 }
 
+// prefix is the BFS-tree path (a shortest one) from an initial state to v.
+func (g *fairGraph) prefix(v int32) *path {
+	var rev []int32
+	for g.parent[v] >= 0 {
+		rev = append(rev, g.pidx[v])
+		v = g.parent[v]
+	}
+	p := &path{init: int(g.pidx[v])}
+	for i := len(rev) - 1; i >= 0; i-- {
+		p.steps = append(p.steps, rev[i])
+	}
+	return p
+}
+
+// deadEnd returns a shortest path to a state without successors in the region of
+// states without eventually bit j (a maximal finite path on which it never held), or
+// nil. States are numbered in BFS order, so the first one found is a closest one.
+func (g *fairGraph) deadEnd(j int) *path {
+	bit := uint32(1) << j
+	for v := range g.dead {
+		if g.dead[v] && g.ebits[v]&bit == 0 {
+			return g.prefix(int32(v))
+		}
+	}
+	return nil
+}
+
 // admissible reports whether component comp has a cycle and every fairness class
 // enabled in all of its states is taken by an edge inside it.
 func (g *fairGraph) admissible(comp []int32, in func(int32) bool) bool {
@@ -228,17 +258,7 @@ func (g *fairGraph) lasso(comp []int32, in func(int32) bool) *path {
 		member[v] = true
 	}
 	e0 := comp[0]
-	// Prefix: the BFS tree path to e0.
-	var rev []int32
-	v := e0
-	for g.parent[v] >= 0 {
-		rev = append(rev, g.pidx[v])
-		v = g.parent[v]
-	}
-	p := &path{init: int(g.pidx[v])}
-	for i := len(rev) - 1; i >= 0; i-- {
-		p.steps = append(p.steps, rev[i])
-	}
+	p := g.prefix(e0)
 	p.cycle = len(p.steps) + 1
 	// walk appends a shortest path inside comp from cur to a state satisfying goal
 	// (at least one step) and returns where it ends.
@@ -363,27 +383,10 @@ func (g *fairGraph) lasso(comp []int32, in func(int32) bool) *path {
 	return p
 }
 
-// fairCheck runs the fair-cycle pass for every eventually-property; it returns the
-// first property with an admissible cycle (-1 if none) and its lasso.
-func (c *checker[S]) fairCheck(o Options) (int, *path, error) {
-	if len(c.eventually) == 0 {
-		return -1, nil, nil
-	}
-	g, err := c.buildFairGraph(o)
-	if err != nil {
-		return -1, nil, err
-	}
-	for j, pi := range c.eventually {
-		if p := g.fairCycle(j); p != nil {
-			return pi, p, nil
-		}
-	}
-	return -1, nil, nil
-}
-
 // fairVerdict re-checks, on the states of a lasso, that it is an admissible cycle on
 // which property pr never holds.
-func (c *checker[S]) fairVerdict(states []S, acts []Action, loop int, pr Property[S]) bool {
+// Without weak fairness (weak false) every cycle is admissible.
+func (c *checker[S]) fairVerdict(states []S, acts []Action, loop int, pr Property[S], weak bool) bool {
 	if loop < 0 || loop >= len(states) {
 		return false
 	}
@@ -396,7 +399,7 @@ func (c *checker[S]) fairVerdict(states []S, acts []Action, loop int, pr Propert
 	if loop >= len(states)-1 || c.sp.Fingerprint(last) != c.sp.Fingerprint(back) {
 		return false
 	}
-	if c.sp.Fairness == nil {
+	if !weak || c.sp.Fairness == nil {
 		return true
 	}
 	everywhere := map[uint64]bool{}

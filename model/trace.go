@@ -31,6 +31,9 @@ type TraceHeader struct {
 	// Cycle marks a lasso (PropertyResult.Cycle): the fair cycle of an eventually
 	// counterexample returns to state Cycle-1.
 	Cycle int `json:"cycle,omitempty"`
+	// Fairness is the assumption a lasso was found under: "weak" (also when empty) or
+	// "none" (every cycle admissible). Replay re-checks the cycle under it.
+	Fairness string `json:"fairness,omitempty"`
 }
 
 func (c *checker[S]) initRecs(s S) []sim.TraceRecord {
@@ -122,7 +125,10 @@ func (c *checker[S]) verdict(p *path, prop string) (string, error) {
 				if err != nil {
 					return "", err
 				}
-				if c.fairVerdict(states, acts, p.cycle-1, pr) {
+				if c.fairVerdict(states, acts, p.cycle-1, pr, !p.nofair) {
+					if p.nofair {
+						return fmt.Sprintf("violation of eventually %s: a cycle back to state %d where it never holds (no fairness assumed)", prop, p.cycle-1), nil
+					}
 					return fmt.Sprintf("violation of eventually %s: a fair cycle back to state %d where it never holds", prop, p.cycle-1), nil
 				}
 				return "eventually " + prop + " is not violated by this path (not a fair cycle)", nil
@@ -261,7 +267,7 @@ func Replay(sys System, data []byte) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p.cycle = h.Cycle
+	p.cycle, p.nofair = h.Cycle, h.Fairness == "none"
 	end, err := r.verdict(p, h.Property)
 	if err != nil {
 		return nil, err

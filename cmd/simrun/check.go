@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"simrun/model"
@@ -41,26 +42,30 @@ var checkProgressEvery = time.Second
 
 // checkJSON is the --json output: one object.
 type checkJSON struct {
-	Model      string            `json:"model"`
-	Params     map[string]string `json:"params"`
-	Strategy   string            `json:"strategy"`
-	Workers    int               `json:"workers"`
-	Outcome    string            `json:"outcome"`
-	Bound      string            `json:"bound,omitempty"`
-	Fair       bool              `json:"fair,omitempty"`
-	Distinct   int64             `json:"distinct"`
-	Total      int64             `json:"total"`
-	Depth      int               `json:"depth"`
-	Seconds    float64           `json:"seconds"`
-	PerSec     float64           `json:"states_per_sec"`
-	PeakRSS    int64             `json:"peak_rss_bytes"`
-	SeenBytes  int64             `json:"seen_bytes"`
-	PerState   float64           `json:"seen_bytes_per_state"`
-	Collision  float64           `json:"collision_probability"`
-	Violation  *string           `json:"violation"`
-	Kind       string            `json:"violation_kind,omitempty"`
-	Trace      *string           `json:"trace"`
-	Properties []propJSON        `json:"properties"`
+	Model    string            `json:"model"`
+	Params   map[string]string `json:"params"`
+	Strategy string            `json:"strategy"`
+	Workers  int               `json:"workers"`
+	Outcome  string            `json:"outcome"`
+	Bound    string            `json:"bound,omitempty"`
+	Fair     bool              `json:"fair,omitempty"`
+	// Liveness says the eventually-properties were decided on finite and infinite
+	// paths; ProductStates is the size of that graph (Distinct counts system states).
+	Liveness      bool       `json:"liveness_checked,omitempty"`
+	ProductStates int64      `json:"product_states,omitempty"`
+	Distinct      int64      `json:"distinct"`
+	Total         int64      `json:"total"`
+	Depth         int        `json:"depth"`
+	Seconds       float64    `json:"seconds"`
+	PerSec        float64    `json:"states_per_sec"`
+	PeakRSS       int64      `json:"peak_rss_bytes"`
+	SeenBytes     int64      `json:"seen_bytes"`
+	PerState      float64    `json:"seen_bytes_per_state"`
+	Collision     float64    `json:"collision_probability"`
+	Violation     *string    `json:"violation"`
+	Kind          string     `json:"violation_kind,omitempty"`
+	Trace         *string    `json:"trace"`
+	Properties    []propJSON `json:"properties"`
 }
 
 type propJSON struct {
@@ -82,7 +87,8 @@ func cmdCheck(e *env, args []string) error {
 	walks := fs.Int("walks", 0, "random: number of walks (default 100)")
 	tracePath := fs.String("trace", "", "write the counterexample to `FILE` (default: a file in the temp directory)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fair := fs.Bool("fair", false, "also check eventually-properties for fair cycles (weak fairness; bfs or dfs)")
+	fair := fs.Bool("fair", false, "same as --fairness weak")
+	fairness := fs.String("fairness", "", "assumption for eventually-properties: weak or none (default: weak for actor systems, none for plain specs)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -121,8 +127,13 @@ func cmdCheck(e *env, args []string) error {
 	if (set["walks"] || set["seed"]) && st != model.Random {
 		return usageErr("check: --walks and --seed apply to --strategy random")
 	}
-	if *fair && st == model.Random {
-		return usageErr("check: --fair needs a complete search (bfs or dfs)")
+	switch {
+	case *fair && set["fairness"] && *fairness != "weak":
+		return usageErr("check: --fair contradicts --fairness %s", *fairness)
+	case set["fairness"] && *fairness != "weak" && *fairness != "none":
+		return usageErr("check: --fairness %q: want weak or none", *fairness)
+	case (*fair || set["fairness"]) && st == model.Random:
+		return usageErr("check: --fair and --fairness need a complete search (bfs or dfs); random walks report only finite walks where an eventually-property never held")
 	}
 	seed, err := parseSeed(*seedS)
 	if err != nil {
@@ -140,7 +151,11 @@ func cmdCheck(e *env, args []string) error {
 	if err != nil {
 		return usageErr("check: %s", oneLine(err.Error()))
 	}
-	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: *fair}
+	// Protocol claims assume fair delivery, so an actor system is checked under weak
+	// fairness unless --fairness none; a plain spec states its own (TLC's default).
+	_, actors := sys.(*model.Actors)
+	weak := *fair || *fairness == "weak" || (*fairness == "" && actors)
+	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: weak}
 	progressed := false
 	o.ProgressEvery = checkProgressEvery
 	if e.tty {
@@ -175,6 +190,9 @@ func cmdCheck(e *env, args []string) error {
 		}
 		hdr := model.TraceHeader{Format: sim.TraceFormat, Engine: model.TraceEngine, Scenario: m.Name, Seed: seed,
 			Params: p.Values(), Property: v.Name, Kind: v.Kind, Strategy: st.String(), Cycle: v.Cycle}
+		if v.Cycle > 0 {
+			hdr.Fairness = map[bool]string{true: "weak", false: "none"}[res.Fair]
+		}
 		if err := writeTraceFile(trace, res, v, hdr); err != nil {
 			return err
 		}
@@ -191,6 +209,19 @@ func cmdCheck(e *env, args []string) error {
 			return violated("%s: %s %s: no reachable state satisfies it", m.Name, v.Kind, v.Name)
 		}
 		return violated("%s: %s %s violated at depth %d (trace %s; replay: simrun replay %s)", m.Name, v.Kind, v.Name, v.Depth, trace, trace)
+	}
+	var unknown []string
+	for _, pr := range res.Properties {
+		if pr.Status == model.Unknown {
+			unknown = append(unknown, pr.Name)
+		}
+	}
+	if res.Outcome != model.Complete || len(unknown) > 0 {
+		why := res.Outcome.String()
+		if res.Bound != "" {
+			why += " (" + res.Bound + ")"
+		}
+		return inconclusive("%s: inconclusive: %s; %d of %d properties undecided (%s)", m.Name, why, len(unknown), len(res.Properties), strings.Join(unknown, ", "))
 	}
 	return nil
 }
@@ -243,10 +274,14 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 	if res.Bound != "" {
 		outcome += " (" + res.Bound + "): counts so far"
 	}
-	if res.Fair {
-		outcome += "; eventually-properties also checked for fair cycles (weak fairness)"
-	}
 	fmt.Fprintf(w, "outcome   %s\n", outcome)
+	if res.LivenessChecked {
+		fairness := "no fairness: every cycle counts"
+		if res.Fair {
+			fairness = "weak fairness"
+		}
+		fmt.Fprintf(w, "liveness  eventually-properties checked on finite and infinite paths (%s), product graph %d states\n", fairness, res.ProductStates)
+	}
 	fmt.Fprintf(w, "states    %d distinct, %d generated, depth %d\n", res.Distinct, res.Total, res.Depth)
 	fmt.Fprintf(w, "time      %.3fs, %.0f states/s, peak RSS %.1f MiB\n", res.Seconds, res.StatesPerSec, float64(res.PeakRSS)/(1<<20))
 	coll := fmt.Sprintf("fingerprint collision probability %.2g (TLC's estimate)", res.Collision)
@@ -257,14 +292,15 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 	fmt.Fprintln(w, "properties")
 	for _, pr := range res.Properties {
 		line := fmt.Sprintf("  %-10s %s: %s", pr.Kind, pr.Name, pr.Status)
-		if pr.Kind == model.EventuallyKind && pr.Status == model.Holds && !res.Fair {
-			line += " (on maximal finite paths; --fair also checks fair cycles)"
-		}
 		if pr.HasTrace {
 			line += fmt.Sprintf(" (depth %d)", pr.Depth)
 		}
 		if pr.Cycle > 0 {
-			line += fmt.Sprintf(", a fair cycle back to step %d", pr.Cycle-1)
+			what := "a fair cycle"
+			if !res.Fair {
+				what = "a cycle (no fairness assumed)"
+			}
+			line += fmt.Sprintf(", %s back to step %d", what, pr.Cycle-1)
 		}
 		fmt.Fprintln(w, line)
 		if !pr.HasTrace {
@@ -292,6 +328,7 @@ func writeCheckJSON(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 	out := checkJSON{
 		Model: m.Name, Params: p.Values(), Strategy: res.Strategy.String(), Workers: res.Workers,
 		Outcome: res.Outcome.String(), Bound: res.Bound, Fair: res.Fair,
+		Liveness: res.LivenessChecked, ProductStates: res.ProductStates,
 		Distinct: res.Distinct, Total: res.Total, Depth: res.Depth, Seconds: res.Seconds, PerSec: res.StatesPerSec,
 		PeakRSS: res.PeakRSS, SeenBytes: res.SeenBytes, PerState: res.BytesPerState, Collision: res.Collision,
 	}

@@ -7,8 +7,9 @@
 //	simrun replay FILE          re-execute a trace and compare it line by line
 //	simrun bench                kernel benchmarks, as ratios to a reference
 //
-// Exit codes: 0 ok, 1 a property was violated (or a replay differs), 2 bad input or
-// usage, 3 internal error.
+// Exit codes: 0 ok (every property holds or is witnessed), 1 a property was violated
+// (or a replay differs), 2 bad input or usage, 3 internal error, 4 inconclusive (a
+// model check that reached a bound, sampled, or could not decide a property).
 package main
 
 import (
@@ -30,6 +31,10 @@ const (
 	exitViolated = 1
 	exitUsage    = 2
 	exitInternal = 3
+	// exitInconclusive: nothing failed, but not everything was decided (simrun check
+	// with a bound reached, random walks, a property left unknown). Never 0, so a CI
+	// job that proved nothing does not pass.
+	exitInconclusive = 4
 )
 
 // command is one subcommand. Files add theirs with register in an init function.
@@ -66,6 +71,10 @@ func (e *exitError) Error() string { return e.msg }
 
 func usageErr(format string, a ...any) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, a...)}
+}
+
+func inconclusive(format string, a ...any) error {
+	return &exitError{code: exitInconclusive, msg: fmt.Sprintf(format, a...)}
 }
 
 func violated(format string, a ...any) error {
@@ -150,7 +159,7 @@ func overview(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", n, c.short)
 	}
 	fmt.Fprintln(w, "\n'simrun COMMAND -h' describes one command.")
-	fmt.Fprintln(w, "exit codes: 0 ok, 1 property violated or replay differs, 2 bad input or usage, 3 internal error")
+	fmt.Fprintln(w, "exit codes: 0 ok, 1 property violated or replay differs, 2 bad input or usage, 3 internal error, 4 inconclusive check (bound reached, sampled, property unknown)")
 }
 
 // newFlags returns a flag set whose errors come back as one-line usage errors and
