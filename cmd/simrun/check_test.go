@@ -161,7 +161,7 @@ func TestCheckViolationTraceReplay(t *testing.T) {
 		t.Fatalf("stderr: %q", errs)
 	}
 	code, out, errs = cli(t, "replay", trace)
-	if code != 0 || !strings.Contains(out, "replay ok") {
+	if code != 0 || !strings.Contains(out, "replay ok") || !strings.Contains(out, "reproduced: violation of always one decision") {
 		t.Fatalf("replay exit %d: %s%s", code, out, errs)
 	}
 	// A tampered trace: the replay departs at the changed line and exits 1.

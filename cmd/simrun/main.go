@@ -17,10 +17,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"simrun/scenarios"
 )
@@ -133,6 +135,13 @@ func report(e *env, err error) int {
 	}
 	if scenarios.IsInputError(err) {
 		fmt.Fprintf(e.stderr, "simrun: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	// A file the user named cannot be written (a full disk, no permission, a missing
+	// directory): the environment's fault, said as such, not an internal error.
+	var pe *fs.PathError
+	if errors.As(err, &pe) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		fmt.Fprintf(e.stderr, "simrun: I/O error: %s\n", oneLine(err.Error()))
 		return exitUsage
 	}
 	fmt.Fprintf(e.stderr, "simrun: internal error: %s\n", oneLine(err.Error()))

@@ -272,3 +272,24 @@ func TestRunPrintsDrawnSettings(t *testing.T) {
 		t.Fatalf("demo prints a drawn line:\n%s", out)
 	}
 }
+
+// An output that cannot be written is an I/O error in one line (exit 2), not an
+// internal error; a negative --events is refused.
+func TestOutputErrors(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err == nil {
+		code, _, errs := cli(t, "run", "demo/happy", "--trace", "/dev/full")
+		if code != 2 || !strings.HasPrefix(errs, "simrun: I/O error: ") || strings.Count(errs, "\n") != 1 {
+			t.Fatalf("exit %d, stderr %q", code, errs)
+		}
+	}
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if code, _, errs := cli(t, "run", "demo/happy", "--trace", trace); code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	if code, _, errs := cli(t, "replay", trace, "--events", "-1"); code != 2 || !strings.Contains(errs, "--events must be >= 0") {
+		t.Fatalf("exit %d %q", code, errs)
+	}
+	if code, out, _ := cli(t, "replay", trace); code != 0 || !strings.Contains(out, "ends: quiescent") {
+		t.Fatalf("exit %d %s", code, out)
+	}
+}

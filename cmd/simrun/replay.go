@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"simrun/scenarios"
 	"simrun/sim"
@@ -39,6 +40,9 @@ func cmdReplay(e *env, args []string) error {
 	}
 	if *format != "text" && *format != "mermaid" {
 		return usageErr("replay: --format %q: want text or mermaid", *format)
+	}
+	if *events < 0 {
+		return usageErr("replay: --events must be >= 0 (0 draws every event), got %d", *events)
 	}
 	data, err := scenarios.ReadTrace(pos[0])
 	if err != nil {
@@ -78,8 +82,34 @@ func cmdReplay(e *env, args []string) error {
 	}
 	if *format == "text" {
 		fmt.Fprintf(e.stdout, "replay ok: %d lines identical (%s, %s seed %d)\n", res.Lines, pos[0], h.Scenario, h.Seed)
+		// The footer's end was re-evaluated on the re-executed path (for a model
+		// counterexample: the property re-checked), so identical lines mean the
+		// verdict reproduced; say which.
+		if end := footerEnd(data); end != "" {
+			what := "ends"
+			if strings.HasPrefix(end, "violation") || strings.HasPrefix(end, "witness") {
+				what = "reproduced"
+			}
+			fmt.Fprintf(e.stdout, "%s: %s\n", what, end)
+		}
 	}
 	return nil
+}
+
+// footerEnd returns the "end" of a trace's footer line ("" if there is none).
+func footerEnd(data []byte) string {
+	last := bytes.TrimRight(data, "\n")
+	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	var f struct {
+		End string `json:"end"`
+		Ev  string `json:"ev"`
+	}
+	if json.Unmarshal(last, &f) != nil || f.Ev != "" {
+		return ""
+	}
+	return f.End
 }
 
 func orEOF(s string) string {
