@@ -19,6 +19,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -108,6 +110,9 @@ func runMain(e *env, args []string) (code int) {
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		overview(e.stdout)
 		return exitOK
+	case args[0] == "--version" || args[0] == "version":
+		fmt.Fprintln(e.stdout, version())
+		return exitOK
 	default:
 		c, ok := commands[args[0]]
 		if !ok {
@@ -159,6 +164,34 @@ func commandNames() []string {
 	return ns
 }
 
+// version describes the binary: the module version (v… when installed from a tagged
+// release, "(devel)" when built from a checkout), the commit when the build recorded
+// it, and the Go release. Trace headers do not depend on it.
+func version() string {
+	v, rev, dirty := "(devel)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	out := "simrun " + v
+	if rev != "" {
+		out += " " + rev[:min(12, len(rev))]
+		if dirty {
+			out += "+dirty"
+		}
+	}
+	return out + " " + runtime.Version()
+}
+
 func overview(w io.Writer) {
 	fmt.Fprintln(w, "usage: simrun [command] [arguments]")
 	fmt.Fprintln(w, "\nWith no command, runs the built-in scenario suite on seed 1 and prints a table.")
@@ -167,7 +200,7 @@ func overview(w io.Writer) {
 		c := commands[n]
 		fmt.Fprintf(w, "  %-8s %s\n", n, c.short)
 	}
-	fmt.Fprintln(w, "\n'simrun COMMAND -h' describes one command.")
+	fmt.Fprintln(w, "\n'simrun COMMAND -h' describes one command; 'simrun --version' names the build.")
 	fmt.Fprintln(w, "exit codes: 0 ok, 1 property violated or replay differs, 2 bad input or usage, 3 internal error, 4 inconclusive check (bound reached, sampled, property unknown)")
 }
 

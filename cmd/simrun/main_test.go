@@ -293,3 +293,12 @@ func TestOutputErrors(t *testing.T) {
 		t.Fatalf("exit %d %s", code, out)
 	}
 }
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, out, _ := cli(t, arg)
+		if code != 0 || !strings.HasPrefix(out, "simrun ") || !strings.Contains(out, "go1.") || strings.Count(out, "\n") != 1 {
+			t.Fatalf("%s: exit %d %q", arg, code, out)
+		}
+	}
+}
