@@ -154,7 +154,7 @@ func cmdCheck(e *env, args []string) error {
 	// Protocol claims assume fair delivery, so an actor system is checked under weak
 	// fairness unless --fairness none; a plain spec states its own (TLC's default).
 	_, actors := sys.(*model.Actors)
-	weak := *fair || *fairness == "weak" || (*fairness == "" && actors)
+	weak := *fair || *fairness == "weak" || (*fairness == "" && actors && st != model.Random)
 	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: weak}
 	progressed := false
 	o.ProgressEvery = checkProgressEvery

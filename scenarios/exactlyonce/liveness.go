@@ -21,10 +21,13 @@ import (
 //     withdraw is no excuse: that is the bug BugSkipUnVote, which this catches.)
 //   - a node down for good logged the commit of one of its stages and a next-stage
 //     participant never ACKed it: that participant stays in doubt; or
-//   - a stage of its route keeps no majority of up nodes: its committed record where
-//     one exists (from the history), else its itinerary nodes (the simple protocol's
-//     one node per stage; with static-next every node of the next stage).
-func (w *workload) required(r *checker.Run, a eo.Agent, records map[eo.StageID][]sim.NodeID, blocked map[eo.AgentID]string) (bool, string) {
+//   - a stage of its route that it had not committed (from the history) keeps no
+//     majority of up nodes: its committed record where one exists, else its itinerary
+//     nodes (the simple protocol's one node per stage; with static-next every node of
+//     the next stage). A stage committed before its nodes went down is behind the
+//     agent and excuses nothing: exempting on the final down set alone let an agent
+//     that lost its majority only after it moved on go unchecked (issue 16).
+func (w *workload) required(r *checker.Run, a eo.Agent, records map[eo.StageID][]sim.NodeID, committed map[eo.StageID]bool, blocked map[eo.AgentID]string) (bool, string) {
 	if r.Split {
 		return false, "the plan leaves a partition"
 	}
@@ -36,6 +39,9 @@ func (w *workload) required(r *checker.Run, a eo.Agent, records map[eo.StageID][
 	}
 	down := func(n sim.NodeID) bool { return slices.Contains(r.Down, r.Final[n].Name) }
 	for h, st := range a.Itinerary.Stages {
+		if committed[eo.StageID{Agent: a.ID, Hop: int32(h)}] {
+			continue
+		}
 		var nodes []sim.NodeID
 		if rec, ok := records[eo.StageID{Agent: a.ID, Hop: int32(h)}]; ok {
 			nodes = rec

@@ -306,15 +306,17 @@ func (w *workload) checkEffects(r *checker.Run) error {
 
 // p3Items lists the agents EO-P3 requires to complete: every agent whose home node was
 // up when it was launched (the Launch injection reaches only a running node), unless
-// permanent faults take a majority of one of its stages.
+// permanent faults take a majority of one of the stages it had not yet committed.
 func (w *workload) p3Items(r *checker.Run) []scenarios.Item {
 	done := map[eo.AgentID]sim.Time{}
 	records := map[eo.StageID][]sim.NodeID{}
+	committed := map[eo.StageID]bool{}
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Done:
 			done[v.Agent] = o.Time
 		case eo.Committed:
+			committed[v.Stage] = true
 			if !v.Last {
 				records[eo.StageID{Agent: v.Stage.Agent, Hop: v.Stage.Hop + 1}] = v.Next
 			}
@@ -328,7 +330,7 @@ func (w *workload) p3Items(r *checker.Run) []scenarios.Item {
 		if ai.lost {
 			continue
 		}
-		if ok, _ := w.required(r, a, records, blocked); !ok {
+		if ok, _ := w.required(r, a, records, committed, blocked); !ok {
 			continue
 		}
 		it := scenarios.Item{Name: fmt.Sprintf("agent a%d", a.ID), Start: ai.launch}
