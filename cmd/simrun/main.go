@@ -218,8 +218,13 @@ func newFlags(e *env, c *command) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags and positional arguments in any order.
+// parse parses flags and positional arguments in any order. A flag given twice is an
+// error (the flag package would let the last one win silently), except the repeatable
+// ones (-p).
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	if err := onceEach(fs, args); err != nil {
+		return nil, err
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -238,6 +243,38 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// onceEach refuses a flag given twice (the flag package lets the last one win
+// silently), except the repeatable ones (-p). It reads the arguments as Parse will: a
+// non-boolean flag without "=" takes the next argument as its value; "--" ends flags.
+func onceEach(fs *flag.FlagSet, args []string) error {
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // Parse reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
+			i++ // the flag's value
+		}
+		if _, repeatable := f.Value.(*multiFlag); repeatable {
+			continue
+		}
+		if seen[name] {
+			return usageErr("%s: flag --%s given twice (see 'simrun %s -h')", fs.Name(), name, fs.Name())
+		}
+		seen[name] = true
+	}
+	return nil
 }
 
 // multiFlag collects a repeatable flag.

@@ -302,3 +302,21 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// A flag given twice is refused (the last one used to win silently); -p repeats.
+func TestFlagGivenTwice(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "demo/happy", "--seed", "1", "--seed", "2"},
+		{"run", "demo/happy", "--seed=1", "-seed", "2"},
+		{"check", "twophase", "--json", "--json"},
+		{"sweep", "demo/happy", "--seeds", "1-2", "--workers", "1", "--workers=2"},
+	} {
+		code, _, errs := cli(t, args...)
+		if code != 2 || !strings.Contains(errs, "given twice") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
+	}
+	if code, _, errs := cli(t, "run", "demo/happy", "-p", "clients=2", "-p", "ops=2"); code != 0 {
+		t.Fatalf("-p twice (different names): exit %d %s", code, errs)
+	}
+}
