@@ -102,11 +102,10 @@ func cmdSweep(e *env, args []string) error {
 	if err := exactlyArgs(c, pos, 1); err != nil {
 		return err
 	}
-	seedsSet := false
+	seedsSet, shardSet := false, false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "seeds" {
-			seedsSet = true
-		}
+		seedsSet = seedsSet || f.Name == "seeds"
+		shardSet = shardSet || f.Name == "shard"
 	})
 	if !seedsSet {
 		return usageErr("sweep: missing --seeds FROM-TO (e.g. --seeds 1-1000)")
@@ -122,7 +121,7 @@ func cmdSweep(e *env, args []string) error {
 		return usageErr("sweep: --failures %d: want at least 1", *failures)
 	}
 	var shard, shards int
-	if *shardS != "" {
+	if shardSet { // --shard '' is a mistake, not "unsharded"
 		if shard, shards, err = parseShard(*shardS); err != nil {
 			return err
 		}

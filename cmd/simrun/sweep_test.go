@@ -137,6 +137,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "demo/faults", "--seeds", "5-1"}, `--seeds "5-1": the range is empty`},
 		{[]string{"sweep", "demo/faults", "--seeds", "x"}, `--seeds "x": "x" is not a non-negative integer`},
 		{[]string{"sweep", "demo/faults", "--seeds", ""}, `--seeds "": empty`},
+		{[]string{"sweep", "demo/faults", "--seeds", "1-4", "--shard", ""}, `--shard "": want i/n`},
 		{[]string{"sweep", "demo/faults", "--seeds", "1-"}, `is not a non-negative integer`},
 		{[]string{"sweep", "demo/faults", "--seeds", "-3"}, `is not a non-negative integer`},
 		{[]string{"sweep", "demo/faults"}, "missing --seeds"},

@@ -28,6 +28,9 @@ var brokenVariants = []struct {
 	{"holder-short", ls.Broken{HolderShort: true}, "swarm"},
 	{"holder-short-permanent", ls.Broken{HolderShort: true}, "music-permanent"},
 	{"grantor-late", ls.Broken{GrantorLate: 300 * time.Millisecond}, "swarm"},
+	// A grantor whose side lingers one whole term (the swarm's 2s) after the holder's:
+	// LS-P2's client → server bound is one renewal in flight, not two terms (issue 16).
+	{"grantor-lingers", ls.Broken{GrantorLate: 2 * time.Second}, "swarm"},
 }
 
 func init() {

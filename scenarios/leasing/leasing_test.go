@@ -79,6 +79,7 @@ func TestBrokenVariantsCaught(t *testing.T) {
 		{"take-after-revoke", nil, []string{"LS-P6/linearizable", "LS-P1/no-delivery-after-expiry"}},
 		// Review item D: the deadline is rebuilt from grant and renewals, not trusted.
 		{"grantor-late", map[string]string{"drift-ppm": "50000"}, []string{"LS-P1/no-delivery-after-expiry"}},
+		{"grantor-lingers", nil, []string{"LS-P2/symmetric-expiry"}},
 		// Review item E: both sides end the same way.
 		{"expire-notice-revokes", nil, []string{"LS-P2/symmetric-expiry"}},
 		{"no-tombstones", nil, []string{"LS-P2/symmetric-expiry"}},
