@@ -83,6 +83,9 @@ func wantCounts(t *testing.T, res *model.Result, want counts) {
 // distinct and total counts are the same for every strategy and worker count:
 // `simrun check exactlyonce` (BFS, one worker) reports them too.
 func TestModelExhaustive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the exhaustive exactlyonce model (about 110 s) runs in the full suite")
+	}
 	res := checkModel(t, nil, model.Options{Strategy: model.DFS, MaxStates: 6_000_000})
 	wantClean(t, res, nil)
 	wantCounts(t, res, counts{4_077_594, 10_588_462, 54})

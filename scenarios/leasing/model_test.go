@@ -38,6 +38,9 @@ func checkModel(t *testing.T, params map[string]string, workers int) (*model.Res
 // reachable state. The state count is pinned, the same with one worker and with two: a
 // change in the runtime's state or in what the checker explores shows here.
 func TestModelCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the discrete-time leasing model (about 35 s) runs in the full suite")
+	}
 	for _, workers := range []int{1, 2} {
 		res, _, _ := checkModel(t, nil, workers)
 		if res.Outcome != model.Complete || res.Violation != nil {

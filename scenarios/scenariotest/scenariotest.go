@@ -9,8 +9,8 @@
 //   - Number of cases. rapid reads its number of checks from the -rapid.checks flag,
 //     once, when a check starts. Plans sets that flag's value to Options.Checks for
 //     the duration of its own check (restoring it afterwards), under a package mutex,
-//     so each call runs exactly Options.Checks cases (also under -short, which rapid
-//     would otherwise divide by 5). An explicit -rapid.checks on the go test command
+//     so each call runs exactly Options.Checks cases (under -short a tenth of them, at
+//     least ShortChecks, where rapid would divide by 5). An explicit -rapid.checks on the go test command
 //     line (or RAPID_CHECKS in the environment) wins, so a nightly job can raise it
 //     everywhere. Plans calls therefore do not overlap each other's checks; do not run
 //     plain rapid.Check in parallel with them in one test binary.
@@ -32,6 +32,7 @@
 package scenariotest
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,6 +55,12 @@ import (
 
 // DefaultChecks is the number of cases Plans runs when Options.Checks is 0.
 const DefaultChecks = 200
+
+// ShortChecks and ShortSeeds are the least Plans and Seeds run under -short.
+const (
+	ShortChecks = 10
+	ShortSeeds  = 20
+)
 
 // Options configures Plans.
 type Options struct {
@@ -124,8 +131,14 @@ func (f *Failure) Message() string {
 // than OK. rapid shrinks the plan; the failure message prints the minimal plan as
 // JSON, writes it to a file, and prints the exact replay command
 // (simrun run SCENARIO --seed N --faults FILE [-p k=v...]).
+//
+// Under -short (the quick development loop; CI runs the full count) it runs a tenth of
+// the cases, at least ShortChecks.
 func Plans(t *testing.T, scenario string, o Options) {
 	t.Helper()
+	if testing.Short() {
+		o.Checks = max(ShortChecks, cmp.Or(o.Checks, DefaultChecks)/10)
+	}
 	h, err := newHarness(t.Name(), scenario, o)
 	if err != nil {
 		t.Fatalf("scenariotest: %v", err)
@@ -173,8 +186,13 @@ func Find(name, scenario string, o Options) (*Failure, error) {
 // Seeds runs the scenario with its own seeded fault plans for seeds from..to (in
 // parallel, see scenarios.Sweep) and fails on the first (lowest) failing seed,
 // printing its verdicts and the command that reproduces it.
+//
+// Under -short it sweeps the first ShortSeeds seeds of the range only.
 func Seeds(t *testing.T, scenario string, from, to uint64, params map[string]string) {
 	t.Helper()
+	if testing.Short() && to >= from+ShortSeeds {
+		to = from + ShortSeeds - 1
+	}
 	res, err := scenarios.Sweep(scenarios.SweepOptions{
 		Scenario: scenario, Params: params, From: from, To: to, StopAtFailure: true, FailureLimit: 1,
 	})

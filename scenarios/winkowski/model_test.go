@@ -37,6 +37,9 @@ func checkModel(t *testing.T, params map[string]string, o model.Options) *model.
 // and the paper's subset test for the alarm (G1). The literal entering phase
 // (114,628) is smaller because a task that waits for a predecessor never enters early.
 func TestModelExhaustive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the exhaustive winkowski models (about 20 s) runs in the full suite")
+	}
 	for _, c := range []struct {
 		params   map[string]string
 		distinct int64
