@@ -347,6 +347,31 @@ type Settlement struct {
 	Down []string
 	// Split reports a partition or cut still in force at the end of the plan.
 	Split bool
+	// Groups is the partition in force at the end (nil if none): the listed groups;
+	// every unlisted node is in one more group. Cuts are the directed links still cut,
+	// sorted.
+	Groups [][]string
+	Cuts   [][2]string
+}
+
+// Reachable reports whether a message from node from reaches node to once the plan is
+// over (crashes aside): not across the final partition, not over a link left cut.
+func (s Settlement) Reachable(from, to string) bool {
+	if slices.Contains(s.Cuts, [2]string{from, to}) {
+		return false
+	}
+	if s.Groups == nil {
+		return true
+	}
+	group := func(n string) int {
+		for i, g := range s.Groups {
+			if slices.Contains(g, n) {
+				return i
+			}
+		}
+		return -1 // the unlisted nodes' group
+	}
+	return group(from) == group(to)
 }
 
 // Settled returns when the plan leaves the system whole (or as whole as it will get).
@@ -356,6 +381,7 @@ func (p Plan) Settled() Settlement {
 	var t Duration
 	dn := map[string]bool{}
 	partitioned := false
+	var groups [][]string
 	cuts := map[[2]string]bool{}
 	for _, e := range p.Events {
 		end := e.At
@@ -369,7 +395,7 @@ func (p Plan) Settled() Settlement {
 		case "restart":
 			delete(dn, e.Node)
 		case "partition":
-			partitioned = true
+			partitioned, groups = true, e.Groups
 		case "cut":
 			cuts[[2]string{e.From, e.To}] = true
 		case "restore":
@@ -384,6 +410,13 @@ func (p Plan) Settled() Settlement {
 		s.Down = append(s.Down, n)
 	}
 	slices.Sort(s.Down)
+	if partitioned {
+		s.Groups = groups
+	}
+	for c := range cuts {
+		s.Cuts = append(s.Cuts, c)
+	}
+	slices.SortFunc(s.Cuts, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	return s
 }
 

@@ -120,6 +120,17 @@ func TestCompileAndSettlement(t *testing.T) {
 	if s.At != sim.Time(5*time.Second) || len(s.Down) != 1 || s.Down[0] != "a" || !s.Split {
 		t.Fatalf("settlement %+v: want at 5s (spike end), a down for good, split (cut never healed)", s)
 	}
+	if s.Groups != nil || len(s.Cuts) != 1 || s.Reachable("b", "c") || !s.Reachable("c", "b") || !s.Reachable("a", "b") {
+		t.Fatalf("final connectivity %+v: want the b->c cut only (the partition was healed)", s)
+	}
+	p2, err := faults.Parse([]byte(`{"events": [{"at":"1s","kind":"partition","groups":[["a"],["b"]]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := p2.Settled()
+	if s2.Reachable("a", "b") || s2.Reachable("a", "c") || s2.Reachable("c", "b") || !s2.Reachable("a", "a") {
+		t.Fatalf("final partition {a}|{b}|{c}: %+v", s2)
+	}
 }
 
 func TestGeneratedPlansAreValidAndDeterministic(t *testing.T) {

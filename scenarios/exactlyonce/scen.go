@@ -316,7 +316,7 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 	if err := fp.Validate(names); err != nil {
 		return nil, err
 	}
-	w := &workload{names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp)}
+	w := &workload{names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled()}
 	var lastLaunch sim.Time
 	for i, it := range its {
 		at := sim.Time(time.Duration(i) * o.spacing).Add(time.Millisecond)

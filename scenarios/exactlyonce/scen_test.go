@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"simrun/checker"
+	"simrun/faults"
 	eo "simrun/protocols/exactlyonce"
 	"simrun/scenarios"
 	"simrun/scenarios/scenariotest"
@@ -466,5 +467,47 @@ func TestP3ExemptsOnlyStagesNotCommitted(t *testing.T) {
 	}
 	if total != 28 {
 		t.Fatalf("EO-P3 checked %v agents (%d in all), pinned 28", got, total)
+	}
+}
+
+// Issue 16: EO-P5 was skipped whenever the plan left a partition. Now the side that is
+// whole is checked: under lasting partitions every completed agent is checked, and
+// only leftovers that wait across the partition are exempt (and counted).
+func TestP5UnderLastingPartition(t *testing.T) {
+	sc, err := scenarios.Lookup("exactlyonce/happy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, js := range []string{
+		`{"events": [{"at": "150ms", "kind": "partition", "groups": [["n4"]]}]}`,
+		`{"events": [{"at": "100ms", "kind": "partition", "groups": [["n0","n1"],["n2","n3"]]}]}`,
+	} {
+		plan, err := faults.Parse([]byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for seed := uint64(1); seed <= 30; seed++ {
+			rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed, Faults: &plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range rep.Verdicts {
+				if v.Property != PropP5 {
+					continue
+				}
+				if v.Failed() {
+					t.Fatalf("seed %d, %s: %v", seed, js, v)
+				}
+				var n, ex int
+				if _, err := fmt.Sscanf(v.Detail, "%d completed agents checked, %d leftovers exempt", &n, &ex); err != nil {
+					t.Fatalf("seed %d: EO-P5 detail %q", seed, v.Detail)
+				}
+				checked += n
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("%s: EO-P5 checked no agent on 30 seeds", js)
+		}
 	}
 }
