@@ -253,7 +253,15 @@ func (x *actorSys) next(s *State, emit func(Action, *State)) {
 				try(act(aLoseCut, li, j))
 				continue
 			}
-			try(act(aDeliver, li, j))
+			if nw.Guarded {
+				// A delivery that changes nothing and sends nothing is not a transition:
+				// the message stays in flight for later (Stateright's rule).
+				if t := x.apply(s, act(aDeliver, li, j), nil); !t.inert {
+					emit(act(aDeliver, li, j), t)
+				}
+			} else {
+				try(act(aDeliver, li, j))
+			}
 			if nw.Lossy && (nw.MaxLosses == 0 || s.faults.Losses < nw.MaxLosses) {
 				try(act(aDrop, li, j))
 			}
@@ -515,6 +523,10 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 	if pe := safeHandle(node, in, out); pe != nil {
 		x.markPanic(t, pe, rec)
 		return
+	}
+	if x.a.Network.Guarded && in.Kind == sim.Receive && len(out.Sends()) == 0 && len(out.Timers()) == 0 &&
+		len(out.Writes()) == 0 && out.NumObservations() == 0 {
+		t.inert = nodeHash(node) == ns.h
 	}
 	// What effects may change, to undo it if an effect turns out invalid: node n's
 	// slot (mut may modify it in place), the link list, the ghost.

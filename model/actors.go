@@ -94,6 +94,16 @@ type Network struct {
 	// MaxDuplicates bounds the duplications along one path; it must be >= 1 when
 	// Duplicating is set (unbounded duplication has no finite state space).
 	MaxDuplicates int
+	// Guarded leaves a message in the network when delivering it would change nothing
+	// and do nothing (the receiver's state unchanged, no send, timer, stable write or
+	// observation): such a delivery is not a transition (Stateright's rule), so a
+	// request that arrives too early waits instead of being consumed and forgotten.
+	// It removes the states where such a message was consumed (and the successors
+	// through them), so counts drop; a node that must drop stale messages to make
+	// progress should not be checked with it (in FIFO mode the inert message blocks
+	// its link until the receiver would act on it). Deliveries only: injections and
+	// timers are always transitions.
+	Guarded bool
 }
 
 // Crashes bounds crash faults. The zero value allows none.

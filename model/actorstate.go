@@ -22,6 +22,9 @@ type State struct {
 	panic  *sim.PanicError
 	fp     uint64
 	owned  uint64 // nodes (< 64) already copied by mut since derive
+	// inert: the last handler call changed nothing and did nothing (no effect, same
+	// node state); transient, not part of the state (Network.Guarded reads it).
+	inert bool
 }
 
 // nodeSlot is one node's part of a state. Slots are hash-consed (actorSys.seal): states
@@ -194,7 +197,7 @@ func (s *State) derive() *State {
 	t := *s
 	t.nodes = slices.Clone(s.nodes)
 	t.links = slices.Clone(s.links)
-	t.fp, t.owned = 0, 0
+	t.fp, t.owned, t.inert = 0, 0, false
 	return &t
 }
 

@@ -56,7 +56,8 @@
 //		// simulator).
 //		Inject: []model.Injection{{To: 0, Msg: Go{}}},
 //		// Network mode: FIFO per link by default; Unordered, Lossy (MaxLosses),
-//		// Duplicating (MaxDuplicates) are options.
+//		// Duplicating (MaxDuplicates) and Guarded (a delivery that changes nothing
+//		// and sends nothing is not a transition: the message waits) are options.
 //		Network: model.Network{},
 //		// Crash budget and which nodes may crash; restart is always possible unless
 //		// NoRestart (crash-stop).
