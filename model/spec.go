@@ -56,6 +56,17 @@ type Spec[S any] struct {
 	// take it. Actions for which it returns false are not fair (a fault, say). Without
 	// it no action is fair, and every cycle is admissible.
 	Fairness func(s S, a Action) (class uint64, fair bool)
+	// Symmetry, when set, declares interchangeable indices (symmetry reduction): it
+	// returns the canonical representative of s's orbit under the permutations of
+	// those indices — one state per orbit, the same whatever member of the orbit it is
+	// given (sorting the whole per-index signature is canonical; sorting a part of the
+	// state is not, and makes counts depend on the order states are found). The checker
+	// fingerprints representatives, so it explores and counts orbits. Sound only if
+	// every property is invariant under the permutations (the checker cannot tell; the
+	// model must); it preserves invariant violations and sometimes-witnesses, and is
+	// refused with eventually-properties (a cycle up to symmetry is not a cycle of the
+	// system). Counterexamples are paths of real states and replay as usual.
+	Symmetry func(s S) S
 
 	// record, when set (actor systems), renders trace records instead of the generic
 	// init/step records built from ActionName and Describe.
@@ -167,6 +178,9 @@ func (sp *Spec[S]) validate() error {
 			return fmt.Errorf("model %s: property %q has no kind (use Always, Sometimes or Eventually)", sp.Name, p.Name)
 		}
 	}
+	if nev > 0 && sp.Symmetry != nil {
+		return fmt.Errorf("model %s: symmetry reduction preserves invariants and sometimes-witnesses only; it is refused with eventually-properties", sp.Name)
+	}
 	if nev > maxEventually {
 		return fmt.Errorf("model %s: %d eventually-properties (at most %d)", sp.Name, nev, maxEventually)
 	}
@@ -186,6 +200,13 @@ func (sp *Spec[S]) compile() (runner, error) {
 	}
 	if err := sp.validate(); err != nil {
 		return nil, err
+	}
+	if sp.Symmetry != nil {
+		// Explore orbits: every fingerprint is the representative's.
+		red := *sp
+		fp, canon := sp.Fingerprint, sp.Symmetry
+		red.Fingerprint = func(s S) uint64 { return fp(canon(s)) }
+		return &checker[S]{sp: &red}, nil
 	}
 	return &checker[S]{sp: sp}, nil
 }

@@ -29,6 +29,7 @@ package twophase
 
 import (
 	"fmt"
+	"slices"
 
 	"simrun/model"
 	"simrun/sim"
@@ -205,6 +206,42 @@ func (l *Layout) Describe(s uint64) any {
 	return map[string]any{"rmState": rmState, "tmState": tmNames[l.TMState(s)], "tmPrepared": prepared, "msgs": msgs}
 }
 
+// Canonical is the symmetry reduction of TwoPhase: the resource managers are
+// interchangeable (every property and action treats them alike), and every part of a
+// state that names one is per-RM — rmState[r], r ∈ tmPrepared, Prepared(r) ∈ msgs — so
+// the state is a multiset of per-RM signatures (4 bits each) plus the index-free parts
+// (tmState, Commit, Abort). Sorting the whole signatures gives one representative per
+// orbit of RM permutations, whatever member of the orbit it starts from.
+func (l *Layout) Canonical(s uint64) uint64 {
+	var sig [MaxRM]uint8
+	for r := 0; r < l.RM; r++ {
+		sig[r] = uint8(l.RMState(s, r))<<2 | uint8(s>>(l.prepShift+r)&1)<<1 | uint8(s>>(l.msgShift+r)&1)
+	}
+	sigs := sig[:l.RM]
+	slices.Sort(sigs)
+	return l.pack(s, sigs)
+}
+
+// Permute applies a permutation of the RM indices to s: RM r of the result is RM p[r]
+// of s (for tests: the orbit of s).
+func (l *Layout) Permute(s uint64, p []int) uint64 {
+	sig := make([]uint8, l.RM)
+	for r := range sig {
+		q := p[r]
+		sig[r] = uint8(l.RMState(s, q))<<2 | uint8(s>>(l.prepShift+q)&1)<<1 | uint8(s>>(l.msgShift+q)&1)
+	}
+	return l.pack(s, sig)
+}
+
+// pack rebuilds s with the per-RM signatures sig (index-free parts kept).
+func (l *Layout) pack(s uint64, sig []uint8) uint64 {
+	out := s & (3<<l.tmShift | l.commitBit | l.abortBit)
+	for r, g := range sig {
+		out |= uint64(g>>2)<<(2*r) | uint64(g>>1&1)<<(l.prepShift+r) | uint64(g&1)<<(l.msgShift+r)
+	}
+	return out
+}
+
 // Spec returns the TwoPhase spec for rm resource managers.
 func Spec(rm int) (*model.Spec[uint64], error) {
 	l, err := NewLayout(rm)
@@ -235,13 +272,21 @@ func init() {
 		Help: "TLA+ TwoPhase commit (tlaplus/Examples), plain transition system; TLC's counts",
 		Params: []model.Param{
 			{Name: "rm", Default: "3", Help: "number of resource managers (1..15)"},
+			{Name: "symmetry", Default: "false", Help: "symmetry reduction: the resource managers are interchangeable, one state per orbit"},
 		},
 		Build: func(p *model.Params) (model.System, error) {
 			rm := p.IntRange("rm", 1, MaxRM)
+			sym := p.Bool("symmetry")
 			if p.Err() != nil {
 				return nil, p.Err()
 			}
-			return Spec(rm)
+			sp, err := Spec(rm)
+			if err == nil && sym {
+				l, _ := NewLayout(rm)
+				sp.Symmetry = l.Canonical
+				sp.Name = fmt.Sprintf("twophase(rm=%d, symmetry)", rm)
+			}
+			return sp, err
 		},
 	})
 }
