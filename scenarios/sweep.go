@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,23 @@ type ClassCounts struct {
 	Bound    int64 `json:"bound"`
 	Unknown  int64 `json:"unknown"`
 	OK       int64 `json:"ok"`
+	// Checked sums, over the passing runs whose verdict says how many items it checked
+	// ("12 checked", "8 completed agents checked, …"), those numbers; Counted is how
+	// many runs said. A property with exemptions that checked nothing shows 0 here
+	// however many runs passed.
+	Checked int64 `json:"checked,omitempty"`
+	Counted int64 `json:"counted,omitempty"`
+}
+
+// checkedCount reads the number of items a passing verdict says it checked: a detail
+// that starts with a whole number and names what was "checked".
+func checkedCount(detail string) (int64, bool) {
+	num, rest, ok := strings.Cut(detail, " ")
+	if !ok || !strings.Contains(rest, "checked") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	return n, err == nil && n >= 0
 }
 
 func (c *ClassCounts) slot(cl checker.Class) *int64 {
@@ -114,6 +132,8 @@ func (c *ClassCounts) add(o ClassCounts) {
 	for _, cl := range checker.Classes {
 		*c.slot(cl) += o.Get(cl)
 	}
+	c.Checked += o.Checked
+	c.Counted += o.Counted
 }
 
 // Total returns the sum over all classes.
@@ -201,6 +221,10 @@ func (t *tally) add(rep *Report, limit int) {
 			t.byProp[v.Property] = c
 		}
 		*c.slot(v.Class)++
+		if n, ok := checkedCount(v.Detail); ok && v.Class == checker.OK {
+			c.Checked += n
+			c.Counted++
+		}
 	}
 	if rep.Failed() {
 		t.failed++
@@ -541,17 +565,22 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 			width = max(width, len(p))
 		}
 		slices.Sort(props)
-		fmt.Fprintln(&b, "verdicts per property")
+		fmt.Fprintln(&b, "verdicts per property (checked: items the passing runs checked, summed, where the property counts them)")
 		fmt.Fprintf(&b, "  %-*s", width, "property")
 		for _, cl := range checker.Classes {
 			fmt.Fprintf(&b, " %8s", cl)
 		}
-		fmt.Fprintln(&b)
+		fmt.Fprintf(&b, " %9s\n", "checked")
 		for _, p := range props {
 			c := r.ByProperty[p]
 			fmt.Fprintf(&b, "  %-*s", width, p)
 			for _, cl := range checker.Classes {
 				fmt.Fprintf(&b, " %8d", c.Get(cl))
+			}
+			if c.Counted > 0 {
+				fmt.Fprintf(&b, " %9d", c.Checked)
+			} else {
+				fmt.Fprintf(&b, " %9s", "-")
 			}
 			fmt.Fprintln(&b)
 		}

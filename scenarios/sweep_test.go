@@ -223,8 +223,10 @@ func TestSweepSummary(t *testing.T) {
 		"sweep     test/forgetful seeds 1-40\n",
 		"runs      40 seeds: ",
 		"seeds by worst verdict\n",
-		"verdicts per property\n",
+		"verdicts per property (checked: ",
 		"demo/at-most-once",
+		// demo/completes says how many operations it checked: 40 runs × 3 clients × 30.
+		"demo/completes            0        0        0        0        0       40      3600\n",
 		"failing seeds (first 2 of ",
 		"reproduce: simrun run test/forgetful --seed ",
 	} {
