@@ -188,7 +188,7 @@ func Evaluate(r *Run, props []Property) []Verdict {
 		vs = append(vs, Verdict{Class: Crash, Property: "no-panic", Detail: d})
 	case sim.TimeBound, sim.EventBound:
 		complete = false
-		vs = append(vs, Verdict{Class: Bound, Property: "bounds",
+		vs = append(vs, Verdict{Class: Bound, Property: "run-limit",
 			Detail: fmt.Sprintf("%s reached at %v after %d events (possible livelock)", r.Outcome, r.Time, r.Events)})
 	}
 	for _, p := range props {

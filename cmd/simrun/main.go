@@ -46,6 +46,7 @@ type command struct {
 	name  string
 	args  string // synopsis after the name
 	short string // one line for the overview
+	long  string // more, for 'simrun COMMAND -h' (optional)
 	run   func(env *env, args []string) error
 }
 
@@ -210,7 +211,11 @@ func newFlags(e *env, c *command) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stdout, "usage: simrun %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.short)
+		fmt.Fprintf(e.stdout, "usage: simrun %s %s\n\n%s\n", c.name, c.args, c.short)
+		if c.long != "" {
+			fmt.Fprintf(e.stdout, "\n%s\n", c.long)
+		}
+		fmt.Fprintf(e.stdout, "\nflags:\n")
 		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -295,7 +300,8 @@ func exactlyArgs(c *command, pos []string, n int) error {
 }
 
 func init() {
-	register(&command{name: "list", args: "", short: "list scenarios, one per line (name first)", run: cmdList})
+	register(&command{name: "list", args: "", short: "list scenarios, one per line (name first)", run: cmdList,
+		long: "Tags: [suite] marks the scenarios 'simrun' runs with no arguments (its table shows the\nsuite only); [experiment] marks scenarios that make many runs and print tables (with\n--out DIR they write them); untagged scenarios are single runs for 'simrun run' and\n'simrun sweep'."})
 }
 
 func cmdList(e *env, args []string) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"simrun/checker"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,6 +134,9 @@ func cmdRun(e *env, args []string) error {
 		}
 	default:
 		writeReport(e.stdout, rep, *tracePath)
+		if *artifacts != "" && !slices.ContainsFunc(rep.Verdicts, func(v checker.Verdict) bool { return v.Artifact != "" }) {
+			fmt.Fprintf(e.stdout, "artifacts none written to %s (a check writes one when it fails: porcupine's visualization of an illegal history)\n", *artifacts)
+		}
 	}
 	if rep.Failed() {
 		return violated("%s seed %d: %s (reproduce: %s)", rep.Scenario, rep.Seed, rep.Verdict, rep.Repro)
