@@ -19,6 +19,9 @@ type Table struct {
 	Rows    [][]string
 	// Notes are printed under the text rendering (not in the CSV).
 	Notes []string
+	// Figures are drawn from the table's columns when an experiment writes its
+	// directory (--out): one figure per claim (see Figure).
+	Figures []Figure `json:"figures,omitempty"`
 }
 
 // NewTable returns an empty table with the given columns.

@@ -66,7 +66,7 @@ func readmeCommands(t *testing.T) []readmeCommand {
 
 // Issue 16, item 6: every command the README shows works as written. Each runs (through
 // bash, so globs and quoting are the reader's) from the directory of its block, a
-// fresh one holding the repository's docs/, with the binary first on PATH. A command
+// fresh one holding a copy of the repository's docs/, with the binary first on PATH. A command
 // that ends must end with its documented exit code (0 unless its comment says "exit
 // N"); one still running after readmeBudget (a million-seed sweep) must have printed
 // no error by then — what goes stale in a README is a flag, a name or a path, and
@@ -105,7 +105,8 @@ func TestReadmeCommands(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			dir := t.TempDir()
-			if err := os.Symlink(docs, filepath.Join(dir, "docs")); err != nil {
+			// A copy, not a link: a command may write into docs/ (figures).
+			if err := os.CopyFS(filepath.Join(dir, "docs"), os.DirFS(docs)); err != nil {
 				mu.Lock()
 				failures = append(failures, err.Error())
 				mu.Unlock()

@@ -248,17 +248,18 @@ func runExperiment(e *env, sc *scenarios.Scenario, seed uint64, params map[strin
 		}
 	}
 	if out != "" {
-		for _, t := range tables {
-			name := slug(t.Title)
-			if name == "" {
-				name = slug(sc.Name)
-			}
-			path, err := t.SaveCSV(out, name+".csv")
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			fmt.Fprintf(e.stderr, "wrote %s\n", filepath.Clean(path))
+		cmd := fmt.Sprintf("simrun run %s --seed %d", sc.Name, seed)
+		for _, nd := range ps.NonDefault() {
+			cmd += " -p " + nd
 		}
+		cmd += " --out " + out
+		files, err := reports.WriteExperiment(out, reports.Experiment{
+			Name: sc.Name, Help: sc.Help, Seed: seed, Params: ps.Values(), Command: cmd, Tables: tables,
+		})
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		fmt.Fprintf(e.stderr, "wrote %d files to %s: open %s\n", len(files), filepath.Clean(out), filepath.Join(filepath.Clean(out), "index.html"))
 	}
 	return nil
 }

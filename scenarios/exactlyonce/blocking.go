@@ -36,7 +36,7 @@ var blockingRunParams = []scenarios.Param{
 	{Name: "stages", Default: "4", Help: "stages per itinerary, the launch stage included"},
 	{Name: "work", Default: "100ms", Help: "how long each stage's Execute takes"},
 	{Name: "spacing", Default: "200ms", Help: "time between agent launches"},
-	{Name: "window", Default: "3s", Help: "crashes happen in [0, window]"},
+	{Name: "window", Default: "flight", Help: "crashes happen in [0, window]; flight: while the agents are in flight, (agents-1)·spacing + stages·work"},
 	{Name: "deadline", Default: "10s", Help: "an agent completes if it is done within this of its launch (run end: last launch + deadline)"},
 }
 
@@ -116,10 +116,18 @@ func buildBlockingRun(b *scenarios.Build) (*scenarios.Setup, error) {
 	stages := p.IntMin("stages", 2)
 	work := p.Duration("work")
 	spacing := p.Duration("spacing")
-	window := p.PositiveDuration("window")
+	var window time.Duration
+	if p.String("window") != "flight" {
+		window = p.PositiveDuration("window")
+	}
 	deadline := p.PositiveDuration("deadline")
 	if err := p.Err(); err != nil {
 		return nil, err
+	}
+	if window == 0 {
+		// The agents' flight: the last launch plus one Execute per stage. Crashes drawn
+		// over a longer window mostly come after the agents are done and change nothing.
+		window = time.Duration(agents-1)*spacing + time.Duration(stages)*work
 	}
 	if proto != "extended" && proto != "simple" {
 		return nil, fmt.Errorf("parameter protocol=%q: want extended or simple", proto)
@@ -155,6 +163,7 @@ type pointResult struct {
 	safety                  int // runs with a safety (or crash) verdict: must stay 0
 	liveness                int // runs failing EO-P3 (agents the protocol should have finished)
 	messages                int64
+	perAgent                []float64 // per run: messages sent / agents accepted
 	failing                 []uint64
 }
 
@@ -267,6 +276,9 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			}
 		}
 		res.messages += rep.Result.Messages.Sent
+		if n := len(launch); n > 0 {
+			res.perAgent = append(res.perAgent, float64(rep.Result.Messages.Sent)/float64(n))
+		}
 		for _, v := range rep.Verdicts {
 			switch v.Class {
 			case checker.Safety, checker.Crash:
@@ -279,8 +291,16 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		}
 	}
 	t := reports.NewTable("EO-P4 blocking: completion vs crash rate",
-		"protocol", "observers", "crash_rate", "runs", "agents", "completed", "completion_rate",
-		"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "safety_violations", "eo_p3_violations")
+		"protocol", "observers", "variant", "crash_rate", "runs", "agents", "completed", "completion_rate", "completion_lo", "completion_hi",
+		"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "msgs_lo", "msgs_hi", "safety_violations", "eo_p3_violations")
+	t.Figures = []reports.Figure{
+		{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
+			Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed",
+			Caption: "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker. Bars: 95% Wilson intervals over the agents of all runs (agents of one run share crashes, so the intervals are optimistic)."},
+		{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
+			Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent",
+			Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
+	}
 	for pi, pt := range points {
 		r := results[pi]
 		rate := 0.0
@@ -288,14 +308,18 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			rate = float64(r.completed) / float64(r.agents)
 		}
 		mean, p95 := meanP95(r.times)
-		perAgent := 0.0
-		if r.agents > 0 {
-			perAgent = float64(r.messages) / float64(r.agents)
+		_, clo, chi := reports.Wilson(r.completed, r.agents)
+		perAgent, plo, phi := reports.MeanCI(r.perAgent)
+		variant := "simple"
+		if pt.proto == "extended" {
+			variant = fmt.Sprintf("extended, %d observers", pt.observers)
 		}
-		t.Add(pt.proto, pt.observers, pt.rate, r.runs, r.agents, r.completed, rate, mean, p95, perAgent, r.safety, r.liveness)
+		_ = rate
+		t.Add(pt.proto, pt.observers, variant, pt.rate, r.runs, r.agents, r.completed, fmt.Sprintf("%.4f", rate), fmt.Sprintf("%.4f", clo), fmt.Sprintf("%.4f", chi),
+			mean, p95, fmt.Sprintf("%.1f", perAgent), fmt.Sprintf("%.1f", plo), fmt.Sprintf("%.1f", phi), r.safety, r.liveness)
 	}
 	t.Notes = append(t.Notes,
-		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate in the first 3s; %s agents per run, %s stages, Execute %s, deadline %s.", agents, stages, work, deadline),
+		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %s agents per run, %s stages, Execute %s, deadline %s.", agents, stages, work, deadline),
 		"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).")
 	var bad []string
 	for pi, pt := range points {

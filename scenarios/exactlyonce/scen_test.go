@@ -447,7 +447,7 @@ func TestP3ExemptsOnlyStagesNotCommitted(t *testing.T) {
 	var got []int
 	total := 0
 	for seed := uint64(1000004); seed <= 1000011; seed++ {
-		rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed, Params: map[string]string{"crash-rate": "0.4", "observers": "4"}})
+		rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed, Params: map[string]string{"crash-rate": "0.4", "observers": "4", "window": "3s"}})
 		if err != nil {
 			t.Fatal(err)
 		}

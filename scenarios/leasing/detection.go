@@ -39,6 +39,7 @@ type detector struct {
 	done   int
 	total  int
 	checks int
+	extra  []*reports.Table // tables in long form for figures (the traffic per policy)
 }
 
 // inputf is a bad-parameter error: the command line exits 2 on it with this one line.
@@ -120,7 +121,7 @@ func runDetection(x *scenarios.Exp) ([]*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []*reports.Table{t1, t2, t3}, nil
+	return append([]*reports.Table{t1, t2, t3}, d.extra...), nil
 }
 
 // run executes one Meter run and checks every leasing property on it.
@@ -221,7 +222,12 @@ func secs(d time.Duration) float64 { return d.Seconds() }
 // disconnection detected)?
 func (d *detector) delayTable(terms []time.Duration, runs int) (*reports.Table, error) {
 	t := reports.NewTable("Detection delay of a permanent disconnection vs lease term",
-		"term_s", "runs", "server_mean_s", "server_min_s", "server_max_s", "client_mean_s", "client_max_s", "server_mean_over_term", "discovery_down_mean_s")
+		"term_s", "runs", "server_mean_s", "server_lo_s", "server_hi_s", "server_min_s", "server_max_s", "client_mean_s", "client_max_s", "server_mean_over_term", "discovery_down_mean_s")
+	t.Figures = []reports.Figure{{Name: "ls-detection", Title: "Time for the grantor to notice a permanent parting",
+		X: "term_s", Y: "server_mean_s", Low: "server_lo_s", High: "server_hi_s", XLabel: "lease term (s)", YLabel: "parting → grantor's expiry (s)",
+		LogX: true, LogY: true, Points: true,
+		Curves:  []reports.Curve{{Name: "one term", F: func(x float64) float64 { return x }}, {Name: "half a term", F: func(x float64) float64 { return x / 2 }}},
+		Caption: "LS-1/LS-2: the grantor expires the lease one term after its last renewal, so a permanent parting is noticed between term − access period and one term after it (means with 95% confidence intervals)."}}
 	for ti, term := range terms {
 		var srv, cli, down stat
 		for i := 0; i < runs; i++ {
@@ -246,7 +252,8 @@ func (d *detector) delayTable(terms []time.Duration, runs int) (*reports.Table, 
 				}
 			}
 		}
-		t.Add(secs(term), runs, srv.mean(), srv.min(), srv.max(), cli.mean(), cli.max(), srv.mean()/secs(term), down.mean())
+		m, lo, hi := reports.MeanCI(srv.xs)
+		t.Add(secs(term), runs, m, lo, hi, srv.min(), srv.max(), cli.mean(), cli.max(), m/secs(term), down.mean())
 	}
 	t.Notes = append(t.Notes,
 		fmt.Sprintf("Renew-on-call lease used every %v; the devices part for good at a uniform time in [2s,3s].", d.every),
@@ -260,11 +267,19 @@ func (d *detector) delayTable(terms []time.Duration, runs int) (*reports.Table, 
 // come back?
 func (d *detector) falseExpiryTable(term time.Duration, means []float64, runs int) (*reports.Table, error) {
 	t := reports.NewTable("False expiry rate vs disconnection length distribution",
-		"distribution", "mean_over_term", "runs", "expiries", "false_expiry_rate", "model_rate", "shortest_expiring_s", "longest_surviving_s")
+		"distribution", "mean_over_term", "runs", "expiries", "false_expiry_rate", "rate_lo", "rate_hi", "model_rate", "shortest_expiring_s", "longest_surviving_s")
 	// A disconnection of length D expires the lease when D plus the time since the last
 	// renewal plus the reconnection delay exceeds the term: threshold ~ term - c.
 	c := d.every/2 + d.cfg.Beacon/2 + 2*d.nw.Latency.MeanDelay()
 	thr := secs(term - c)
+	t.Figures = []reports.Figure{{Name: "ls-false-expiry", Title: "False expiries vs mean disconnection length",
+		X: "mean_over_term", Y: "false_expiry_rate", Low: "rate_lo", High: "rate_hi", Series: "distribution", Points: true,
+		XLabel: "mean disconnection length / lease term", YLabel: "share of runs whose lease expired",
+		Curves: []reports.Curve{
+			{Name: "model, exponential", F: func(x float64) float64 { return math.Exp(-thr / (x * secs(term))) }},
+			{Name: "model, uniform", F: func(x float64) float64 { return max(0, 1-thr/(2*x*secs(term))) }},
+		},
+		Caption: fmt.Sprintf("LS-P3: a transient disconnection expires the lease only when it outlasts the term minus %v (the last renewal's age, rediscovery, two latencies); measured shares with 95%% Wilson intervals against that model.", c)}}
 	for _, dist := range []string{"exponential", "uniform"} {
 		for mi, m := range means {
 			mean := time.Duration(m * float64(term))
@@ -302,7 +317,8 @@ func (d *detector) falseExpiryTable(term time.Duration, means []float64, runs in
 			if !math.IsInf(shortest, 1) {
 				sh = fmt.Sprintf("%.4g", shortest)
 			}
-			t.Add(dist, m, runs, expiries, float64(expiries)/float64(runs), model, sh, longest)
+			rate, lo, hi := reports.Wilson(expiries, runs)
+			t.Add(dist, m, runs, expiries, rate, lo, hi, model, sh, longest)
 		}
 	}
 	t.Notes = append(t.Notes,
@@ -317,10 +333,28 @@ func (d *detector) falseExpiryTable(term time.Duration, means []float64, runs in
 func (d *detector) trafficTable(terms []time.Duration, lambda float64, dur time.Duration, runs int) (*reports.Table, error) {
 	t := reports.NewTable("Renewal traffic vs lease term",
 		"term_s", "lambda_term", "on_demand_per_s", "gc_model_per_s", "on_demand_per_access", "on_call_per_s", "on_call_model_per_s", "periodic_per_s", "periodic_model_per_s")
+	long := reports.NewTable("Renewal traffic per policy",
+		"policy", "term_s", "runs", "per_s", "lo", "hi", "model_per_s")
+	first := 1 / dur.Seconds() // the first acquisition of every run
+	models := map[string]func(term float64) float64{
+		"on-demand": func(x float64) float64 { return lambda/(1+lambda*x) + first },
+		"on-call":   func(x float64) float64 { return lambda*math.Exp(-lambda*x) + first },
+		"periodic":  func(x float64) float64 { return 2/x + first },
+	}
+	long.Figures = []reports.Figure{{Name: "ls-traffic", Title: "Lease-management traffic vs lease term",
+		X: "term_s", Y: "per_s", Low: "lo", High: "hi", Series: "policy", LogX: true, LogY: true, Points: true,
+		XLabel: "lease term (s)", YLabel: "acquisitions + renewals per second",
+		Curves: []reports.Curve{
+			{Name: "Gray & Cheriton, on-demand", F: models["on-demand"]},
+			{Name: "model, on-call", F: models["on-call"]},
+			{Name: "model, periodic", F: models["periodic"]},
+		},
+		Caption: fmt.Sprintf("Poisson accesses at %g/s: on-demand extension follows Gray and Cheriton's λ/(1+λ·term); renewals piggybacked on calls cost only the gaps longer than a term; periodic renewal 2/term. Means over runs with 95%% confidence intervals; dashed: the models.", lambda)}}
 	for ti, term := range terms {
 		rates := map[string]float64{}
 		for _, pol := range []string{"on-demand", "on-call", "periodic"} {
 			total := 0.0
+			var per []float64
 			for i := 0; i < runs; i++ {
 				seed := sim.StreamSeed(d.x.Seed, "traffic-"+pol, int64(ti), int64(i))
 				mc := &ls.MeterConfig{Server: 0, Policy: pol, Term: term, Lambda: lambda, Reacquire: true}
@@ -343,11 +377,13 @@ func (d *detector) trafficTable(terms []time.Duration, lambda float64, dur time.
 					}
 				}
 				total += float64(n) / dur.Seconds()
+				per = append(per, float64(n)/dur.Seconds())
 			}
 			rates[pol] = total / float64(runs)
+			m, lo, hi := reports.MeanCI(per)
+			long.Add(pol, secs(term), runs, m, lo, hi, models[pol](secs(term)))
 		}
 		lt := lambda * secs(term)
-		first := 1 / dur.Seconds() // the first acquisition of every run
 		t.Add(secs(term), lt, rates["on-demand"], lambda/(1+lt)+first, rates["on-demand"]/lambda,
 			rates["on-call"], lambda*math.Exp(-lt)+first, rates["periodic"], 2/secs(term)+first)
 	}
@@ -356,6 +392,7 @@ func (d *detector) trafficTable(terms []time.Duration, lambda float64, dur time.
 		"models include the run's first acquisition (1/duration).",
 		"on-demand is Gray & Cheriton's extend-on-access: load lambda/(1+lambda*term), steep at short terms, flat beyond a few access intervals;",
 		"on-call piggybacks renewals on accesses (only gaps longer than the term cost a new lease); periodic renews every term/2 (2/term).")
+	d.extra = append(d.extra, long)
 	return t, nil
 }
 

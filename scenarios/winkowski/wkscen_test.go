@@ -361,8 +361,11 @@ func TestCostExperiment(t *testing.T) {
 			}
 		}
 	}
-	if len(tables) != 5 {
-		t.Fatalf("%d tables, want 4 protocols and the fits", len(tables))
+	if len(tables) != 6 {
+		t.Fatalf("%d tables, want the combined one (figures), 4 protocols and the fits", len(tables))
+	}
+	if all := tables[0]; len(all.Rows) != 4*8 || len(all.Figures) != 2 {
+		t.Fatalf("combined table: %d rows, %d figures", len(all.Rows), len(all.Figures))
 	}
 }
 

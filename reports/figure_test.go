@@ -1,0 +1,137 @@
+package reports
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
+
+// Reference values: the t quantile for 4 degrees of freedom is 2.7764; Wilson's interval
+// for 8 of 10 is [0.4902, 0.9433]; a line through (1,3), (2,5), (3,7) is 1 + 2x, R² 1.
+func TestStats(t *testing.T) {
+	m, lo, hi := MeanCI([]float64{1, 2, 3, 4, 5})
+	h := 2.7764 * math.Sqrt(2.5) / math.Sqrt(5)
+	if !near(m, 3) || !near(lo, 3-h) || !near(hi, 3+h) {
+		t.Fatalf("MeanCI: %v [%v, %v], want 3 ± %v", m, lo, hi, h)
+	}
+	if m, lo, hi := MeanCI([]float64{7}); m != 7 || lo != 7 || hi != 7 {
+		t.Fatalf("MeanCI of one sample: %v %v %v", m, lo, hi)
+	}
+	if m, _, _ := MeanCI(nil); !math.IsNaN(m) {
+		t.Fatal("MeanCI of nothing is not NaN")
+	}
+	p, lo, hi := Wilson(8, 10)
+	if !near(p, 0.8) || !near(lo, 0.4902) || !near(hi, 0.9433) {
+		t.Fatalf("Wilson(8,10) = %v [%v, %v]", p, lo, hi)
+	}
+	if _, lo, hi := Wilson(0, 20); lo != 0 || !near(hi, 0.1611) {
+		t.Fatalf("Wilson(0,20) = [%v, %v], want [0, 0.1611]", lo, hi)
+	}
+	a, b, r2 := LinFit([]float64{1, 2, 3}, []float64{3, 5, 7})
+	if !near(a, 1) || !near(b, 2) || !near(r2, 1) {
+		t.Fatalf("LinFit: %v + %v x, R² %v", a, b, r2)
+	}
+}
+
+func sampleTable() *Table {
+	tb := NewTable("Cost vs rho", "protocol", "rho", "runs", "msgs", "lo", "hi")
+	for _, p := range []string{"game", "central"} {
+		for rho := 1; rho <= 4; rho++ {
+			m := 14 * float64(rho)
+			if p == "central" {
+				m = 3
+			}
+			tb.Add(p, rho, 5, m, m-1, m+1.5)
+		}
+	}
+	tb.Figures = []Figure{{Name: "cost", Title: "Cost", Caption: "the claim", X: "rho", Y: "msgs", Low: "lo", High: "hi", Series: "protocol", Fit: true}}
+	return tb
+}
+
+// Every plotted series equals the table it came from (the numbers, not the pixels:
+// raster output differs across machines).
+func TestFigureDataIsTheTable(t *testing.T) {
+	tb := sampleTable()
+	f := tb.Figures[0]
+	data, err := f.Data(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 2 || data[0].Name != "game" || data[1].Name != "central" {
+		t.Fatalf("series %+v", data)
+	}
+	seen := 0
+	for _, r := range tb.Rows {
+		s := data[0]
+		if r[0] == "central" {
+			s = data[1]
+		}
+		x, _ := strconv.ParseFloat(r[1], 64)
+		y, _ := strconv.ParseFloat(r[3], 64)
+		lo, _ := strconv.ParseFloat(r[4], 64)
+		hi, _ := strconv.ParseFloat(r[5], 64)
+		found := false
+		for i := range s.X {
+			if s.X[i] == x && s.Y[i] == y && s.Low[i] == lo && s.High[i] == hi {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("row %v is not plotted", r)
+		}
+		seen++
+	}
+	if n := len(data[0].X) + len(data[1].X); n != seen {
+		t.Fatalf("%d points plotted for %d rows", n, seen)
+	}
+	// A column that is not numeric, or missing, is an error, not a silent gap.
+	bad := sampleTable()
+	bad.Rows[2][3] = "n/a"
+	if _, err := bad.Figures[0].Data(bad); err == nil || !strings.Contains(err.Error(), `holds "n/a"`) {
+		t.Fatalf("non-numeric cell: %v", err)
+	}
+	f.Y = "nope"
+	if _, err := f.Data(tb); err == nil {
+		t.Fatal("missing column accepted")
+	}
+}
+
+// An experiment directory: CSV, PNG and SVG per figure, and an index.html with the
+// figures, captions, tables, parameters and the command.
+func TestWriteExperiment(t *testing.T) {
+	dir := t.TempDir()
+	files, err := WriteExperiment(dir, Experiment{Name: "x/cost", Help: "help", Seed: 3,
+		Params: map[string]string{"b": "2", "a": "1"}, Command: "simrun run x/cost --seed 3 --out " + dir, Tables: []*Table{sampleTable()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"cost-vs-rho.csv", "cost.png", "cost.svg", "index.html"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if len(files) != 4 {
+		t.Fatalf("files %v", files)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	for _, want := range []string{`id="reproduce"`, "simrun run x/cost --seed 3", `id="parameters"`, `<img src="cost.svg"`, "the claim", "<th>runs</th>", `href="cost-vs-rho.csv"`} {
+		if !strings.Contains(string(page), want) {
+			t.Fatalf("index.html lacks %q", want)
+		}
+	}
+	for _, forbidden := range []string{"http://", "https://"} {
+		if strings.Contains(string(page), forbidden) {
+			t.Fatalf("index.html refers to the network (%s)", forbidden)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "cost.svg"))
+	if !strings.Contains(string(svg), "<svg") {
+		t.Fatal("cost.svg is not an SVG")
+	}
+}
