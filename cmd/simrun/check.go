@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"simrun/reports"
 	"strings"
 	"time"
 
@@ -88,6 +90,7 @@ func cmdCheck(e *env, args []string) error {
 	tracePath := fs.String("trace", "", "write the counterexample to `FILE` (default: a file in the temp directory)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	fair := fs.Bool("fair", false, "same as --fairness weak")
+	reportDir := fs.String("report", "", "write the counterexample's (or witness') browsable report to `DIR`")
 	fairness := fs.String("fairness", "", "assumption for eventually-properties: weak or none (default: weak for actor systems, none for plain specs)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
@@ -138,6 +141,11 @@ func cmdCheck(e *env, args []string) error {
 	seed, err := parseSeed(*seedS)
 	if err != nil {
 		return err
+	}
+	if *reportDir != "" {
+		if err := writableDir(*reportDir); err != nil {
+			return usageErr("check: --report: %v", err)
+		}
 	}
 	params, err := model.ParseAssignments(ps)
 	if err != nil {
@@ -195,6 +203,23 @@ func cmdCheck(e *env, args []string) error {
 		}
 		if err := writeTraceFile(trace, res, v, hdr); err != nil {
 			return err
+		}
+		if *reportDir != "" {
+			data, err := os.ReadFile(trace)
+			if err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			recs, names, err := readRecords(data)
+			if err != nil {
+				return fmt.Errorf("check: reading back %s: %w", trace, err)
+			}
+			rr := reports.Run{Title: fmt.Sprintf("%s: counterexample of %s %s", m.Name, v.Kind, v.Name), Scenario: m.Name,
+				Params: p.Values(), Repro: "simrun replay " + trace, Nodes: names, Records: recs,
+				Verdicts: []reports.VerdictLine{{Class: "violated", Property: v.Kind.String() + " " + v.Name, Detail: fmt.Sprintf("depth %d", v.Depth)}}}
+			if _, err := reports.WriteRun(*reportDir, rr); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(*reportDir), "index.html"))
 		}
 	}
 	if *asJSON {

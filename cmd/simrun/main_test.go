@@ -320,3 +320,42 @@ func TestFlagGivenTwice(t *testing.T) {
 		t.Fatalf("-p twice (different names): exit %d %s", code, errs)
 	}
 }
+
+// run --report writes a run's page; check --report a counterexample's; outputs that
+// do not apply are refused before any work.
+func TestReports(t *testing.T) {
+	dir := t.TempDir()
+	rdir := filepath.Join(dir, "run")
+	if code, _, errs := cli(t, "run", "demo/faults", "--seed", "3", "--report", rdir); code != 0 || !strings.Contains(errs, "report: ") {
+		t.Fatalf("run --report: exit %d %s", code, errs)
+	}
+	for _, f := range []string{"index.html", "timeline.svg", "messages-1.svg", "throughput.png", "throughput.svg"} {
+		if _, err := os.Stat(filepath.Join(rdir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cdir := filepath.Join(dir, "cx")
+	code, _, errs := cli(t, "check", "test/forgetful-2pc", "--report", cdir, "--trace", filepath.Join(dir, "cx.jsonl"))
+	if code != 1 || !strings.Contains(errs, "report: ") {
+		t.Fatalf("check --report: exit %d %s", code, errs)
+	}
+	if page, err := os.ReadFile(filepath.Join(cdir, "index.html")); err != nil || !strings.Contains(string(page), "counterexample of always one decision") {
+		t.Fatalf("counterexample page: %v", err)
+	}
+	xdir := filepath.Join(dir, "x")
+	if code, _, errs := cli(t, "run", "winkowski/cost", "-p", "seeds=1", "-p", "rho=2", "-p", "agents=2", "-p", "tasks=1", "--out", xdir); code != 0 {
+		t.Fatalf("experiment --out: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(xdir, "index.html")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "demo/happy", "--out", dir},
+		{"run", "winkowski/cost", "--report", dir},
+		{"run", "demo/happy", "--report", "/dev/null/x"},
+	} {
+		if code, _, errs := cli(t, args...); code != 2 || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
+	}
+}

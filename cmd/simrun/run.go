@@ -22,7 +22,7 @@ import (
 func init() {
 	register(&command{
 		name:  "run",
-		args:  "SCENARIO [--seed N] [--trace FILE] [--faults plan.json] [-p name=value]... [--format text|json|mermaid] [--out DIR]",
+		args:  "SCENARIO [--seed N] [--trace FILE] [--faults plan.json] [-p name=value]... [--format text|json|mermaid] [--report DIR] [--out DIR]",
 		short: "run one scenario on one seed and check its properties (experiments print tables)",
 		run:   cmdRun,
 	})
@@ -47,6 +47,7 @@ func cmdRun(e *env, args []string) error {
 	events := fs.Int("events", 80, "mermaid: draw at most `N` events (0 = all)")
 	out := fs.String("out", "", "experiments: write CSV tables to `DIR`")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR` (default: next to --trace)")
+	reportDir := fs.String("report", "", "single runs: write a browsable report (index.html, timeline, space-time diagram, messages over time) to `DIR`")
 	var ps multiFlag
 	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -77,12 +78,28 @@ func cmdRun(e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	if sc.Experiment != nil {
-		if *tracePath != "" || *faultsPath != "" || *format == "mermaid" {
-			return usageErr("run: %s is an experiment: --trace, --faults and --format mermaid apply to single runs", sc.Name)
+		if *tracePath != "" || *faultsPath != "" || *format == "mermaid" || *reportDir != "" || *artifacts != "" {
+			return usageErr("run: %s is an experiment: --trace, --faults, --report, --artifacts and --format mermaid apply to single runs (an experiment writes its figures and page with --out DIR)", sc.Name)
+		}
+		if *out != "" {
+			if err := writableDir(*out); err != nil {
+				return usageErr("run: --out: %v", err)
+			}
 		}
 		return runExperiment(e, sc, seed, params, *out, *format)
 	}
+	if *out != "" {
+		return usageErr("run: --out applies to experiments (%s is a single run: --report DIR writes its page)", sc.Name)
+	}
+	if *reportDir != "" {
+		if err := writableDir(*reportDir); err != nil {
+			return usageErr("run: --report: %v", err)
+		}
+	}
 	o := scenarios.Options{Seed: seed, Params: params, ArtifactDir: *artifacts}
+	if o.ArtifactDir == "" && *reportDir != "" {
+		o.ArtifactDir = *reportDir
+	}
 	if o.ArtifactDir == "" && *tracePath != "" {
 		// Visualizations of illegal histories go next to the trace.
 		o.ArtifactDir = filepath.Dir(*tracePath)
@@ -108,7 +125,7 @@ func cmdRun(e *env, args []string) error {
 		o.TraceTo = f
 	}
 	var col *sim.RecordCollector
-	if *format == "mermaid" {
+	if *format == "mermaid" || *reportDir != "" {
 		col = &sim.RecordCollector{}
 		o.Tracer = col
 	}
@@ -138,10 +155,39 @@ func cmdRun(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "artifacts none written to %s (a check writes one when it fails: porcupine's visualization of an illegal history)\n", *artifacts)
 		}
 	}
+	if *reportDir != "" {
+		rr := reports.Run{Title: fmt.Sprintf("%s seed %d", rep.Scenario, rep.Seed), Scenario: rep.Scenario, Seed: rep.Seed,
+			Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records}
+		for _, v := range rep.Verdicts {
+			rr.Verdicts = append(rr.Verdicts, reports.VerdictLine{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
+			if v.Artifact != "" {
+				rr.Artifacts = append(rr.Artifacts, v.Artifact)
+			}
+		}
+		if _, err := reports.WriteRun(*reportDir, rr); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(*reportDir), "index.html"))
+	}
 	if rep.Failed() {
 		return violated("%s seed %d: %s (reproduce: %s)", rep.Scenario, rep.Seed, rep.Verdict, rep.Repro)
 	}
 	return nil
+}
+
+// writableDir creates dir if needed and checks that a file can be written in it, so a
+// bad output path fails before the work, not after.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".simrun-probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 func writeReport(w io.Writer, rep *scenarios.Report, tracePath string) {
