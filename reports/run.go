@@ -428,7 +428,7 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		files = append(files, path)
 	}
 	type kindRow struct {
-		Kind                   string
+		Kind                  string
 		Sent, Delivered, Lost int
 	}
 	var kinds, nodes []kindRow
