@@ -96,3 +96,28 @@ func TestRunPaged(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepPage(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := WriteRun(filepath.Join(dir, "seed-7"), sampleRun()); err != nil {
+		t.Fatal(err)
+	}
+	tb := NewTable("", "property", "ok")
+	tb.Add("p", 9)
+	s := Sweep{Scenario: "t", Seeds: "1-10", Runs: 10, Failed: 1, Command: "simrun sweep t --seeds 1-10",
+		ByClass: [][2]string{{"safety", "1"}, {"ok", "9"}}, ByProperty: tb,
+		Measures: []Measure{{Name: "events", Values: []float64{5, 6, 7, 7, 9, 10, 11, 12, 12, 13}}},
+		Failures: []FailingSeed{{Seed: 7, Verdict: "safety p: broken", Repro: "simrun run t --seed 7", Page: "seed-7/index.html"}}}
+	if _, err := WriteSweep(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	for _, want := range []string{`href="seed-7/index.html"`, "simrun run t --seed 7", `<img src="hist-1.svg"`, "<td>events</td><td>10</td><td>9.2</td>"} {
+		if !strings.Contains(string(page), want) {
+			t.Fatalf("sweep page lacks %q", want)
+		}
+	}
+	if got := openInBrowser(t, filepath.Join(dir, "index.html")); got != "ok" {
+		t.Fatalf("sweep page in the browser: %s", got)
+	}
+}

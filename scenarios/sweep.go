@@ -46,6 +46,10 @@ type SweepOptions struct {
 	// done and failed so far. It is called from the worker goroutines, possibly
 	// concurrently: it must be safe for that, and cheap.
 	Progress func(done, failed int64)
+	// OnRun, when set, is called with every finished run (from the worker goroutines,
+	// possibly concurrently: it must be safe for that). The sweep report uses it for
+	// the distributions of events, messages and virtual time across seeds.
+	OnRun func(seed uint64, rep *Report)
 }
 
 // SeedRange is an inclusive range of seeds.
@@ -322,6 +326,9 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 					continue
 				}
 				t.add(rep, limit)
+				if o.OnRun != nil {
+					o.OnRun(seed, rep)
+				}
 				if rep.Failed() {
 					failed.Add(1)
 					if o.StopAtFailure {

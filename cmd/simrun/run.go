@@ -156,15 +156,7 @@ func cmdRun(e *env, args []string) error {
 		}
 	}
 	if *reportDir != "" {
-		rr := reports.Run{Title: fmt.Sprintf("%s seed %d", rep.Scenario, rep.Seed), Scenario: rep.Scenario, Seed: rep.Seed,
-			Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records}
-		for _, v := range rep.Verdicts {
-			rr.Verdicts = append(rr.Verdicts, reports.VerdictLine{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
-			if v.Artifact != "" {
-				rr.Artifacts = append(rr.Artifacts, v.Artifact)
-			}
-		}
-		if _, err := reports.WriteRun(*reportDir, rr); err != nil {
+		if err := writeRunReport(*reportDir, rep, col.Records); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(*reportDir), "index.html"))
@@ -173,6 +165,20 @@ func cmdRun(e *env, args []string) error {
 		return violated("%s seed %d: %s (reproduce: %s)", rep.Scenario, rep.Seed, rep.Verdict, rep.Repro)
 	}
 	return nil
+}
+
+// writeRunReport writes a run's page (reports.WriteRun) into dir.
+func writeRunReport(dir string, rep *scenarios.Report, recs []sim.TraceRecord) error {
+	rr := reports.Run{Title: fmt.Sprintf("%s seed %d", rep.Scenario, rep.Seed), Scenario: rep.Scenario, Seed: rep.Seed,
+		Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: recs}
+	for _, v := range rep.Verdicts {
+		rr.Verdicts = append(rr.Verdicts, reports.VerdictLine{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
+		if v.Artifact != "" {
+			rr.Artifacts = append(rr.Artifacts, v.Artifact)
+		}
+	}
+	_, err := reports.WriteRun(dir, rr)
+	return err
 }
 
 // writableDir creates dir if needed and checks that a file can be written in it, so a

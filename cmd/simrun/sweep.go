@@ -4,7 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"simrun/checker"
+	"simrun/reports"
+	"simrun/sim"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +98,7 @@ func cmdSweep(e *env, args []string) error {
 	jsonPath := fs.String("json", "", "write the result as JSON to `FILE` ('-' for stdout, instead of the summary)")
 	failures := fs.Int("failures", scenarios.DefaultFailureLimit, "list at most `N` failing seeds")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR`")
+	reportDir := fs.String("report", "", "write a browsable report to `DIR`: verdicts, distributions across seeds, and a run report per listed failing seed")
 	var ps multiFlag
 	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -140,6 +146,24 @@ func cmdSweep(e *env, args []string) error {
 	o := scenarios.SweepOptions{
 		Scenario: sc.Name, Params: params, From: seeds.From, To: seeds.To, Workers: *workers,
 		Shard: shard, Shards: shards, FailureLimit: *failures, ArtifactDir: *artifacts,
+	}
+	if *reportDir != "" {
+		if err := writableDir(*reportDir); err != nil {
+			return usageErr("sweep: --report: %v", err)
+		}
+	}
+	var (
+		measMu           sync.Mutex
+		evs, msgs, vtime []float64
+	)
+	if *reportDir != "" {
+		o.OnRun = func(seed uint64, rep *scenarios.Report) {
+			measMu.Lock()
+			defer measMu.Unlock()
+			evs = append(evs, float64(rep.Result.Events))
+			msgs = append(msgs, float64(rep.Result.Messages.Sent))
+			vtime = append(vtime, time.Duration(rep.Result.Time).Seconds())
+		}
 	}
 	// Refuse an unwritable --json before spending the sweep.
 	var out *os.File
@@ -194,9 +218,71 @@ func cmdSweep(e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "result    %s\n", *jsonPath)
 		}
 	}
+	if *reportDir != "" {
+		if err := writeSweepReport(e, *reportDir, sc, res, args, [][]float64{evs, msgs, vtime}); err != nil {
+			return err
+		}
+	}
 	if !res.Passed() {
 		return violated("%s: %d of %d seeds failed", sc.Name, res.Failed, res.Runs)
 	}
+	return nil
+}
+
+// writeSweepReport writes the sweep's page and a run page for each listed failing seed
+// (re-run from its seed: runs are deterministic).
+func writeSweepReport(e *env, dir string, sc *scenarios.Scenario, res *scenarios.SweepResult, args []string, meas [][]float64) error {
+	page := reports.Sweep{Scenario: sc.Name, Seeds: res.Seeds.String(), Params: res.Params, Runs: res.Runs, Failed: res.Failed,
+		Command: "simrun sweep " + strings.Join(args, " ")}
+	if res.Shard != nil {
+		page.Seeds += " shard " + res.Shard.String()
+	}
+	for _, cl := range checker.Classes {
+		if n := res.ByClass.Get(cl); n > 0 || cl == checker.OK {
+			page.ByClass = append(page.ByClass, [2]string{cl.String(), fmt.Sprint(n)})
+		}
+	}
+	cols := []string{"property"}
+	for _, cl := range checker.Classes {
+		cols = append(cols, cl.String())
+	}
+	page.ByProperty = reports.NewTable("", append(cols, "checked")...)
+	props := make([]string, 0, len(res.ByProperty))
+	for p := range res.ByProperty {
+		props = append(props, p)
+	}
+	slices.Sort(props)
+	for _, p := range props {
+		c := res.ByProperty[p]
+		row := []any{p}
+		for _, cl := range checker.Classes {
+			row = append(row, c.Get(cl))
+		}
+		if c.Counted > 0 {
+			row = append(row, c.Checked)
+		} else {
+			row = append(row, "-")
+		}
+		page.ByProperty.Add(row...)
+	}
+	page.Measures = []reports.Measure{{Name: "events", Values: meas[0]}, {Name: "messages sent", Values: meas[1]}, {Name: "virtual time", Unit: "s", Values: meas[2]}}
+	for _, v := range res.Failures {
+		f := reports.FailingSeed{Seed: v.Seed, Verdict: v.String(), Repro: v.Repro}
+		col := &sim.RecordCollector{}
+		rep, err := scenarios.Run(sc, scenarios.Options{Seed: v.Seed, Params: res.Params, Tracer: col, ArtifactDir: filepath.Join(dir, fmt.Sprintf("seed-%d", v.Seed))})
+		if err == nil {
+			sub := fmt.Sprintf("seed-%d", v.Seed)
+			if err := writeRunReport(filepath.Join(dir, sub), rep, col.Records); err != nil {
+				return err
+			}
+			f.Page = sub + "/index.html"
+		}
+		page.Failures = append(page.Failures, f)
+	}
+	if _, err := reports.WriteSweep(dir, page); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(dir), "index.html"))
 	return nil
 }
 
@@ -230,7 +316,11 @@ func (p *progress) print() {
 	if el > 0 {
 		rate = float64(p.done) / el
 	}
-	fmt.Fprintf(p.e.stderr, "\r%s: %d/%d seeds, %d failed, %.0f seeds/s ", p.name, p.done, p.total, p.failed, rate)
+	eta := ""
+	if rate > 0 && uint64(p.done) < p.total {
+		eta = ", about " + time.Duration(float64(p.total-uint64(p.done))/rate*float64(time.Second)).Round(time.Second).String() + " left"
+	}
+	fmt.Fprintf(p.e.stderr, "\r%s: %d/%d seeds, %d failed, %.0f seeds/s%s ", p.name, p.done, p.total, p.failed, rate, eta)
 }
 
 func (p *progress) finish() {

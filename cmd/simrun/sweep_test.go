@@ -172,3 +172,24 @@ func TestSweepBadInput(t *testing.T) {
 		}
 	}
 }
+
+// sweep --report: the page, and a run page for each listed failing seed.
+func TestSweepReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rep")
+	code, _, errs := sweepCLI(false, "sweep", "exactlyonce/coord-crash", "-p", "bug=no-commit-log", "--seeds", "1-4", "--failures", "2", "--report", dir)
+	if code != 1 || !strings.Contains(errs, "report: ") {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Sweep of exactlyonce/coord-crash, seeds 1-4", `href="seed-1/index.html"`, "simrun run exactlyonce/coord-crash --seed 1 -p bug=no-commit-log"} {
+		if !strings.Contains(string(page), want) {
+			t.Fatalf("sweep page lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "seed-1", "index.html")); err != nil {
+		t.Fatal(err)
+	}
+}
