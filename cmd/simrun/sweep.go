@@ -69,6 +69,72 @@ func parseSeedRange(s string) (scenarios.SeedRange, error) {
 	return scenarios.SeedRange{From: from, To: to}, nil
 }
 
+// autoShard finds "i/n" (1-based) in the environment of a batch engine:
+//   - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX (0-based, set by Kubernetes) and
+//     JOB_COMPLETIONS (the completions count; set it in the Job's env, as
+//     deploy/kubernetes/sweep-job.yaml does: Kubernetes does not export it);
+//   - a Slurm job array: SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and
+//     SLURM_ARRAY_TASK_COUNT (a contiguous array: --array=MIN-MAX);
+//   - anything else (a CI matrix, a shell loop): SIMRUN_SHARD=i/n.
+//
+// Exactly one of the three must be present.
+func autoShard(getenv func(string) string) (string, error) {
+	var found []string
+	var shard string
+	num := func(name string) (int, error) {
+		v := getenv(name)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, usageErr("sweep: --shard auto: %s=%q is not a non-negative integer", name, v)
+		}
+		return n, nil
+	}
+	if getenv("JOB_COMPLETION_INDEX") != "" {
+		found = append(found, "Kubernetes")
+		i, err := num("JOB_COMPLETION_INDEX")
+		if err != nil {
+			return "", err
+		}
+		if getenv("JOB_COMPLETIONS") == "" {
+			return "", usageErr("sweep: --shard auto: JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not (set it to the Job's completions in its env)")
+		}
+		n, err := num("JOB_COMPLETIONS")
+		if err != nil {
+			return "", err
+		}
+		shard = fmt.Sprintf("%d/%d", i+1, n)
+	}
+	if getenv("SLURM_ARRAY_TASK_ID") != "" {
+		found = append(found, "Slurm")
+		id, err := num("SLURM_ARRAY_TASK_ID")
+		if err != nil {
+			return "", err
+		}
+		lo := 0
+		if getenv("SLURM_ARRAY_TASK_MIN") != "" {
+			if lo, err = num("SLURM_ARRAY_TASK_MIN"); err != nil {
+				return "", err
+			}
+		}
+		n, err := num("SLURM_ARRAY_TASK_COUNT")
+		if err != nil {
+			return "", err
+		}
+		shard = fmt.Sprintf("%d/%d", id-lo+1, n)
+	}
+	if v := getenv("SIMRUN_SHARD"); v != "" {
+		found = append(found, "SIMRUN_SHARD")
+		shard = v
+	}
+	switch len(found) {
+	case 0:
+		return "", usageErr("sweep: --shard auto: no shard in the environment (JOB_COMPLETION_INDEX with JOB_COMPLETIONS, SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or SIMRUN_SHARD=i/n)")
+	case 1:
+		return shard, nil
+	}
+	return "", usageErr("sweep: --shard auto: more than one batch engine in the environment (%s): set --shard i/n", strings.Join(found, ", "))
+}
+
 // parseShard reads "i/n" with 1 <= i <= n.
 func parseShard(s string) (i, n int, err error) {
 	a, b, ok := strings.Cut(s, "/")
@@ -94,7 +160,7 @@ func cmdSweep(e *env, args []string) error {
 	seedsS := fs.String("seeds", "", "seeds to run: `FROM-TO`, both included (required)")
 	defWorkers := runtime.GOMAXPROCS(0)
 	workers := fs.Int("workers", defWorkers, "run `N` seeds at once, one per CPU by default")
-	shardS := fs.String("shard", "", "run only the `i/n`-th of n disjoint slices of the seeds (merge the shard files with 'simrun merge')")
+	shardS := fs.String("shard", "", "run only the `i/n`-th of n disjoint slices of the seeds (merge the shard files with 'simrun merge'); auto: take i and n from a Kubernetes Indexed Job, a Slurm array or SIMRUN_SHARD")
 	jsonPath := fs.String("json", "", "write the result as JSON to `FILE` ('-' for stdout, instead of the summary)")
 	failures := fs.Int("failures", scenarios.DefaultFailureLimit, "list at most `N` failing seeds")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR`")
@@ -127,6 +193,13 @@ func cmdSweep(e *env, args []string) error {
 		return usageErr("sweep: --failures %d: want at least 1", *failures)
 	}
 	var shard, shards int
+	if shardSet && *shardS == "auto" {
+		a, err := autoShard(os.Getenv)
+		if err != nil {
+			return err
+		}
+		*shardS = a
+	}
 	if shardSet { // --shard '' is a mistake, not "unsharded"
 		if shard, shards, err = parseShard(*shardS); err != nil {
 			return err

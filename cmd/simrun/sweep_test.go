@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,5 +193,74 @@ func TestSweepReport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "seed-1", "index.html")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAutoShard(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string // "" = error
+	}{
+		{map[string]string{"JOB_COMPLETION_INDEX": "0", "JOB_COMPLETIONS": "4"}, "1/4"},
+		{map[string]string{"JOB_COMPLETION_INDEX": "3", "JOB_COMPLETIONS": "4"}, "4/4"},
+		{map[string]string{"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "3"}, "3/3"},
+		{map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2"}, "1/2"},
+		{map[string]string{"SIMRUN_SHARD": "2/5"}, "2/5"},
+		{map[string]string{}, ""},
+		{map[string]string{"JOB_COMPLETION_INDEX": "0"}, ""},
+		{map[string]string{"JOB_COMPLETION_INDEX": "x", "JOB_COMPLETIONS": "2"}, ""},
+		{map[string]string{"SIMRUN_SHARD": "1/2", "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2"}, ""},
+	} {
+		got, err := autoShard(func(k string) string { return c.env[k] })
+		if (c.want == "") != (err != nil) || got != c.want {
+			t.Errorf("%v: %q %v, want %q", c.env, got, err, c.want)
+		}
+	}
+}
+
+// Issue 15, item 5: shard processes that take their index from a batch engine's
+// environment (a Kubernetes Indexed Job of 3, a Slurm array of 2) merge into exactly
+// the unsharded sweep.
+func TestShardAutoProcessesMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the binary and runs seven processes")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "simrun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	args := []string{"sweep", "demo/faults", "--seeds", "1-30", "-p", "ops=8", "--shard", "auto"}
+	run := func(env []string, jsonOut string, a ...string) {
+		cmd := exec.Command(bin, append(a, "--json", jsonOut)...)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v %v: %v\n%s", env, a, err, out)
+		}
+	}
+	run(nil, filepath.Join(dir, "all.json"), "sweep", "demo/faults", "--seeds", "1-30", "-p", "ops=8")
+	for _, engine := range []struct {
+		name string
+		envs [][]string
+	}{
+		{"k8s", [][]string{{"JOB_COMPLETION_INDEX=0", "JOB_COMPLETIONS=3"}, {"JOB_COMPLETION_INDEX=1", "JOB_COMPLETIONS=3"}, {"JOB_COMPLETION_INDEX=2", "JOB_COMPLETIONS=3"}}},
+		{"slurm", [][]string{{"SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=2"}, {"SLURM_ARRAY_TASK_ID=2", "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=2"}}},
+	} {
+		var parts []string
+		for i, env := range engine.envs {
+			p := filepath.Join(dir, fmt.Sprintf("%s-%d.json", engine.name, i))
+			run(env, p, args...)
+			parts = append(parts, p)
+		}
+		merged := filepath.Join(dir, engine.name+"-merged.json")
+		cmd := exec.Command(bin, append(append([]string{"merge"}, parts...), "--json", merged)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("merge: %v\n%s", err, out)
+		}
+		a, _ := os.ReadFile(filepath.Join(dir, "all.json"))
+		m, _ := os.ReadFile(merged)
+		if len(a) == 0 || !bytes.Equal(a, m) {
+			t.Fatalf("%s: merged shards differ from the unsharded sweep:\n%s\n%s", engine.name, m, a)
+		}
 	}
 }
