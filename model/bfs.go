@@ -94,7 +94,6 @@ type bfsRun[S any] struct {
 	stop     atomic.Bool
 	boundHit atomic.Bool // max-states
 	depthNew atomic.Bool // a new state lies beyond max-depth
-	grewNew  atomic.Bool // a state was inserted at the level being built
 	remain   atomic.Int64
 	block    int64 // allowance taken at a time
 

@@ -377,7 +377,7 @@ func (g *fairGraph) lasso(comp []int32, in func(int32) bool) *path {
 	// Close the cycle (at least one step).
 	if cur != e0 || len(p.steps) == p.cycle-1 {
 		from := len(p.steps)
-		cur = walk(cur, func(e int32) bool { return g.edgeTo[e] == e0 })
+		walk(cur, func(e int32) bool { return g.edgeTo[e] == e0 })
 		record(from)
 	}
 	return p

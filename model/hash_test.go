@@ -14,7 +14,7 @@ func TestHasherAndFingerprint(t *testing.T) {
 		h.String(leader)
 		return h.Sum()
 	}
-	if fp(1, true, "a") != fp(1, true, "a") {
+	if a, b := fp(1, true, "a"), fp(1, true, "a"); a != b {
 		t.Fatal("not deterministic")
 	}
 	seen := map[uint64]string{}

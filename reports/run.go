@@ -63,7 +63,6 @@ type runData struct {
 	spans    []span
 	events   [][]sim.Time // handler events per node
 	sends    []send
-	crashes  [][2]sim.Time
 	byKind   map[string][3]int // sent, delivered, lost
 	kinds    []string
 	byNode   [][3]int

@@ -613,7 +613,6 @@ func TestConfigErrors(t *testing.T) {
 
 // Stale timers (cancelled or re-armed) are not events and do not move time.
 func TestCancelledTimerIsNotAnEvent(t *testing.T) {
-	type node struct{ sim.Node }
 	k := mustKernel(t, sim.Config{Seed: 1, Nodes: []sim.NodeSpec{{Name: "a", New: func() sim.Node {
 		return nodeFunc(func(in sim.Input, out *sim.Outbox) {
 			if in.Kind == sim.Start {

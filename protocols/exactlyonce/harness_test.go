@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"simrun/sim"
 )
@@ -271,6 +270,5 @@ func (h *net) role(id sim.NodeID, s StageID) Role {
 	return RoleNone
 }
 
-func (h *net) advance(d time.Duration) { h.now = h.now.Add(d) }
 
 func st(a AgentID, hop int32) StageID { return StageID{Agent: a, Hop: hop} }

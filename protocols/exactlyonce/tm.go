@@ -384,13 +384,13 @@ func (n *Node) tmOnCommitTimer(t Tid) {
 // runs, abort otherwise (presumed abort).
 func (n *Node) onStatus(from sim.NodeID, m Status) {
 	if n.commitLog[m.Tid] != nil {
-		n.send(from, Commit{Stage: m.Stage, Tid: m.Tid})
+		n.send(from, Commit(m))
 		return
 	}
 	if n.txByTid(m.Tid) != nil && n.cfg.Bug != BugStatusEarly {
 		return
 	}
-	n.send(from, Abort{Stage: m.Stage, Tid: m.Tid})
+	n.send(from, Abort(m))
 }
 
 // tmRecover is the TM's restart: logged commits are re-sent; prepared local resource
@@ -463,7 +463,7 @@ func (n *Node) participantEnd(t Tid, state string) {
 
 func (n *Node) onCommit(from sim.NodeID, m Commit) {
 	n.participantCommit(m.Tid)
-	n.send(from, CommitAck{Stage: m.Stage, Tid: m.Tid})
+	n.send(from, CommitAck(m))
 }
 
 func (n *Node) onAbort(m Abort) { n.participantAbort(m.Tid) }

@@ -373,7 +373,7 @@ func snap(id TaskID, ticket Ticket, queue []Req, orders []TaskID, users []Use) P
 	for _, q := range queue {
 		if q.Task != id {
 			regs = append(regs, Reg{Task: q.Task})
-			adms = append(adms, Adm{Task: q.Task, Ticket: q.Ticket})
+			adms = append(adms, Adm(q))
 		}
 	}
 	slices.SortFunc(regs, func(a, b Reg) int { return int(a.Task - b.Task) })

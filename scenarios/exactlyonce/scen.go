@@ -83,7 +83,6 @@ type env struct {
 	names   []string
 	horizon time.Duration
 	cfg     *eo.Config
-	w       *workload
 }
 
 func init() {

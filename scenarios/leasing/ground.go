@@ -57,15 +57,6 @@ func overlaps(ss []span, from, to sim.Time) bool {
 }
 
 // covers reports whether one interval of ss contains [from, to].
-func covers(ss []span, from, to sim.Time) bool {
-	for _, s := range ss {
-		if s.from <= from && to < s.to {
-			return true
-		}
-	}
-	return false
-}
-
 func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Network) *ground {
 	n := len(names)
 	g := &ground{n: n, impaired: make([][]span, n*n), apart: make([][]span, n*n), down: make([][]span, n)}
