@@ -107,15 +107,26 @@ type nodeRT struct {
 }
 
 type link struct {
-	seeded     bool
-	lat        Latency
-	rng        Rand // latency draws
-	chaos      Rand // loss / duplication / reordering draws
-	last       Time // FIFO: latest scheduled in-order delivery
-	cut        bool
-	spikeExtra time.Duration
-	spikeUntil Time
+	seeded bool
+	lat    Latency
+	rng    Rand // latency draws
+	chaos  Rand // loss / duplication / reordering draws
+	last   Time // FIFO: latest scheduled in-order delivery
+	cut    bool
 }
+
+// spikeRule is a latency spike in force: extra latency on the links it matches (Any
+// matches every node) until until. At a send the newest matching rule decides, as if
+// each spike had overwritten the spike of every link it names.
+type spikeRule struct {
+	from, to NodeID
+	extra    time.Duration
+	until    Time
+}
+
+// denseLinks is the most nodes for which link state is one n×n array; above it links
+// are created when first used (memory in the links used, not in n²).
+const denseLinks = 256
 
 // Kernel is the discrete-event simulator. It is single-threaded and deterministic:
 // the same Config (and the same scheduled faults and injections) gives the same run.
@@ -123,7 +134,10 @@ type Kernel struct {
 	cfg      Config
 	names    []string
 	nodes    []nodeRT
-	links    []link
+	links    []link             // n×n, when n <= denseLinks
+	sparse   map[uint64]*link   // links used so far, when n > denseLinks
+	latOf    map[uint64]Latency // per-link latencies (Network.Links), sparse mode
+	spikes   []spikeRule
 	q        queue
 	now      Time
 	events   int64
@@ -203,7 +217,6 @@ func New(cfg Config) (*Kernel, error) {
 		cfg:     cfg,
 		names:   make([]string, n),
 		nodes:   make([]nodeRT, n),
-		links:   make([]link, n*n),
 		kindIdx: map[string]int32{},
 		byNode:  make([]NodeCount, n),
 		tr:      cfg.Trace,
@@ -227,11 +240,20 @@ func New(cfg Config) (*Kernel, error) {
 		rt.rand.Seed(StreamSeed(cfg.Seed, "node-input", int64(i)))
 		k.byNode[i].Name = s.Name
 	}
-	for i := range k.links {
-		k.links[i].lat = cfg.Network.Latency
-	}
-	for _, l := range cfg.Network.Links {
-		k.links[int(l.From)*n+int(l.To)].lat = l.Latency
+	if n <= denseLinks {
+		k.links = make([]link, n*n)
+		for i := range k.links {
+			k.links[i].lat = cfg.Network.Latency
+		}
+		for _, l := range cfg.Network.Links {
+			k.links[int(l.From)*n+int(l.To)].lat = l.Latency
+		}
+	} else {
+		k.sparse = map[uint64]*link{}
+		k.latOf = map[uint64]Latency{}
+		for _, l := range cfg.Network.Links {
+			k.latOf[linkKey(l.From, l.To)] = l.Latency
+		}
 	}
 	k.knobs = cfg.Network.Knobs()
 	// Every node is up from time 0; their Start inputs are the first events, in node
@@ -576,8 +598,25 @@ func (k *Kernel) kindOf(m Message) int32 {
 	return i
 }
 
+func linkKey(from, to NodeID) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
+
+// linkOf returns the state of the directed link from→to, creating (and seeding) it on
+// first use. Its streams depend only on the seed and the two nodes, so when a link is
+// first used never changes its draws.
 func (k *Kernel) linkOf(from, to NodeID) *link {
-	l := &k.links[int(from)*len(k.nodes)+int(to)]
+	var l *link
+	if k.sparse == nil {
+		l = &k.links[int(from)*len(k.nodes)+int(to)]
+	} else {
+		key := linkKey(from, to)
+		if l = k.sparse[key]; l == nil {
+			l = &link{lat: k.cfg.Network.Latency}
+			if lat, ok := k.latOf[key]; ok {
+				l.lat = lat
+			}
+			k.sparse[key] = l
+		}
+	}
 	if !l.seeded {
 		l.seeded = true
 		l.rng.Seed(StreamSeed(k.cfg.Seed, "link", int64(from), int64(to)))
@@ -593,7 +632,26 @@ func (k *Kernel) linkCut(from, to NodeID) bool {
 	if k.partitioned && k.nodes[from].group != k.nodes[to].group {
 		return true
 	}
+	if k.sparse != nil {
+		l := k.sparse[linkKey(from, to)]
+		return l != nil && l.cut
+	}
 	return k.links[int(from)*len(k.nodes)+int(to)].cut
+}
+
+// spikeExtra is the extra latency of a send from→to now: the newest spike rule that
+// names the link, if it is still in force.
+func (k *Kernel) spikeExtra(from, to NodeID) time.Duration {
+	for i := len(k.spikes) - 1; i >= 0; i-- {
+		s := &k.spikes[i]
+		if (s.from == Any || s.from == from) && (s.to == Any || s.to == to) {
+			if k.now < s.until {
+				return s.extra
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 // send puts one message on the network. The latency draw happens first and always, so
@@ -610,8 +668,8 @@ func (k *Kernel) send(from NodeID, e Envelope, rec *TraceRecord) {
 	}
 	l := k.linkOf(from, e.To)
 	delay := l.lat.Sample(&l.rng)
-	if l.spikeExtra > 0 && k.now < l.spikeUntil {
-		delay += l.spikeExtra
+	if len(k.spikes) > 0 {
+		delay += k.spikeExtra(from, e.To)
 	}
 	loss, dup := k.cfg.Network.Loss, k.cfg.Network.Duplicate
 	if k.now < k.burstUntil {
@@ -735,24 +793,19 @@ func (k *Kernel) applyFault(f *Fault) {
 			}
 		}
 	case FaultCut:
-		k.links[int(f.From)*len(k.nodes)+int(f.To)].cut = true
+		k.linkOf(f.From, f.To).cut = true
 	case FaultRestore:
-		k.links[int(f.From)*len(k.nodes)+int(f.To)].cut = false
+		k.linkOf(f.From, f.To).cut = false
 	case FaultHeal:
 		k.partitioned = false
 		for i := range k.links {
 			k.links[i].cut = false
 		}
-	case FaultSpike:
-		for from := range k.nodes {
-			for to := range k.nodes {
-				if (f.From == Any || f.From == NodeID(from)) && (f.To == Any || f.To == NodeID(to)) {
-					l := k.linkOf(NodeID(from), NodeID(to))
-					l.spikeExtra = f.Extra
-					l.spikeUntil = k.now + Time(f.For)
-				}
-			}
+		for _, l := range k.sparse {
+			l.cut = false
 		}
+	case FaultSpike:
+		k.spikes = append(k.spikes, spikeRule{from: f.From, to: f.To, extra: f.Extra, until: k.now + Time(f.For)})
 	case FaultSkew:
 		rt := &k.nodes[f.Node]
 		if rec != nil {

@@ -633,3 +633,45 @@ func TestCancelledTimerIsNotAnEvent(t *testing.T) {
 type nodeFunc func(in sim.Input, out *sim.Outbox)
 
 func (f nodeFunc) Handle(in sim.Input, out *sim.Outbox) { f(in, out) }
+
+// Issue 16, item 4: link state is proportional to the links used, not n². A ring of
+// 100 000 nodes (each sends one message to the next, with a cut and a spike in force)
+// runs in well under a gigabyte; an n×n link array would need about a terabyte.
+func TestManyNodesLinkStateIsSparse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 100 000 nodes")
+	}
+	const n = 100_000
+	specs := make([]sim.NodeSpec, n)
+	for i := range specs {
+		next := sim.NodeID((i + 1) % n)
+		specs[i] = sim.NodeSpec{Name: fmt.Sprintf("n%d", i), New: func() sim.Node {
+			return nodeFunc(func(in sim.Input, out *sim.Outbox) {
+				switch in.Kind {
+				case sim.Start:
+					out.SetTimer("go", time.Millisecond) // after the faults below are in force
+				case sim.Timeout:
+					out.Send(next, ping{})
+				}
+			})
+		}}
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	k := mustKernel(t, sim.Config{Seed: 1, Nodes: specs})
+	k.Schedule(0, sim.Fault{Kind: sim.FaultCut, From: 5, To: 6})
+	k.Schedule(0, sim.Fault{Kind: sim.FaultSpike, From: sim.Any, To: 9, Extra: time.Second, For: time.Hour})
+	res := k.Run()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if res.Messages.Sent != n || res.Messages.Lost != 1 {
+		t.Fatalf("sent %d lost %d, want %d and 1 (the cut link)", res.Messages.Sent, res.Messages.Lost, n)
+	}
+	if res.Time < sim.Time(time.Second) {
+		t.Fatalf("the spike on links to n9 did not delay its message (run ended at %v)", res.Time)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<30 {
+		t.Fatalf("allocated %d MiB for %d nodes", grew>>20, n)
+	}
+}
