@@ -270,5 +270,4 @@ func (h *net) role(id sim.NodeID, s StageID) Role {
 	return RoleNone
 }
 
-
 func st(a AgentID, hop int32) StageID { return StageID{Agent: a, Hop: hop} }
