@@ -2,6 +2,7 @@ package leasing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"simrun/sim"
@@ -108,16 +109,20 @@ func (m *Mux) Leaks(rt *Runtime) []string {
 // Leaks lists every piece of state this device keeps for a lease that has ended
 // (LS-P4), at the end of a run: runtime entries past their deadline (their timer
 // should have fired), ended server sides kept around, and application state. Work
-// still queued for the next turn (listeners, releases) is reported as pending rather
-// than as a leak.
-func (d *Device) Leaks() (leaks []string, pending bool) {
+// still queued for the next turn (listeners, releases) exempts the leases it concerns:
+// pending is how many leases were not judged for that reason (every other one was).
+func (d *Device) Leaks() (leaks []string, pending int) {
 	rt := &d.RT
-	if len(rt.Async) > 0 {
-		return nil, true
+	// Asynchronous work still queued (listeners, future resolutions) may end or touch
+	// its leases: those leases are not judged; every other one is.
+	busy := map[RefID]bool{}
+	for _, a := range rt.Async {
+		busy[a.Lease] = true
 	}
+	pending = len(busy)
 	for _, id := range sortedKeys(rt.Exports) {
 		ex := rt.Exports[id]
-		if ex.Pattern == nil {
+		if ex.Pattern == nil || busy[id] {
 			continue
 		}
 		if ex.Ended != Live {
@@ -128,22 +133,35 @@ func (d *Device) Leaks() (leaks []string, pending bool) {
 	}
 	for _, id := range sortedKeys(rt.Imports) {
 		im := rt.Imports[id]
-		if !id.Far() && im.Deadline < rt.LastNow {
+		if !busy[id] && !id.Far() && im.Deadline < rt.LastNow {
 			leaks = append(leaks, fmt.Sprintf("client side of %s kept past its deadline %v (now %v)", id, im.Deadline, rt.LastNow))
 		}
 	}
 	for _, id := range rt.TombOrder {
-		if tb := rt.Tombs[id]; tb.Deadline < rt.LastNow {
+		if tb := rt.Tombs[id]; !busy[id] && tb.Deadline < rt.LastNow {
 			leaks = append(leaks, fmt.Sprintf("tombstone of %s kept past its deadline %v (now %v)", id, tb.Deadline, rt.LastNow))
 		}
 	}
 	for _, n := range rt.futureIDs() {
-		if f := rt.Futures[n]; rt.Exports[f.Lease] == nil {
+		if f := rt.Futures[n]; !busy[f.Lease] && rt.Exports[f.Lease] == nil {
 			leaks = append(leaks, fmt.Sprintf("future %d kept after its lease %s ended", n, f.Lease))
 		}
 	}
-	if l, ok := d.App.(Leaker); ok {
+	if l, ok := d.App.(Leaker); ok && len(rt.Async) == 0 {
 		leaks = append(leaks, l.Leaks(rt)...)
 	}
-	return leaks, false
+	return leaks, pending
+}
+
+// PendingLeases lists, sorted, the leases that asynchronous work still queued for the
+// next turn concerns (for checkers: such a lease may still change state).
+func (rt *Runtime) PendingLeases() []RefID {
+	var out []RefID
+	for _, a := range rt.Async {
+		if !slices.Contains(out, a.Lease) {
+			out = append(out, a.Lease)
+		}
+	}
+	slices.SortFunc(out, func(a, b RefID) int { return strings.Compare(a.String(), b.String()) })
+	return out
 }

@@ -392,6 +392,10 @@ func (e *env) transientTolerance(r *checker.Run) error {
 // LS-P4: at the end of the run no device keeps state for a lease that has ended.
 func (e *env) reclamation(r *checker.Run) error {
 	x := e.li.get(r)
+	devices, exempt := 0, 0
+	defer func() {
+		r.Note(fmt.Sprintf("%d devices checked, %d leases exempt (asynchronous work for them still queued)", devices, exempt))
+	}()
 	for i, f := range r.Final {
 		if !f.Up || f.State == nil {
 			continue
@@ -401,10 +405,16 @@ func (e *env) reclamation(r *checker.Run) error {
 			continue
 		}
 		leaks, pending := d.Leaks()
-		if pending {
-			continue
+		devices++
+		exempt += pending
+		busy := map[ls.RefID]bool{}
+		for _, a := range d.RT.PendingLeases() {
+			busy[a] = true
 		}
 		for _, id := range x.leases {
+			if busy[id] {
+				continue
+			}
 			if id.Grantor == sim.NodeID(i) && id.GBoot == d.RT.Boot && d.RT.Exports[id] != nil {
 				if se, ok := x.firstEnd(id, ls.Server); ok {
 					leaks = append(leaks, fmt.Sprintf("server side of %s kept after it %s at %v", id, se.V.How, se.Time))
