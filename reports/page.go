@@ -79,28 +79,42 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 		}
 		views = append(views, v)
 	}
-	keys := make([]string, 0, len(x.Params))
-	for k := range x.Params {
+	path, err := writePage(dir, experimentPage, map[string]any{"X": x, "Params": sortedParams(x.Params), "Tables": views})
+	if err != nil {
+		return nil, err
+	}
+	return append(files, path), nil
+}
+
+// sortedParams lists a parameter map as (name, value) pairs in name order.
+func sortedParams(m map[string]string) [][2]string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var params [][2]string
+	out := make([][2]string, 0, len(keys))
 	for _, k := range keys {
-		params = append(params, [2]string{k, x.Params[k]})
+		out = append(out, [2]string{k, m[k]})
 	}
+	return out
+}
+
+// writePage renders t with data into dir/index.html and returns its path.
+func writePage(dir string, t *template.Template, data any) (string, error) {
 	path := filepath.Join(dir, "index.html")
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
+		return "", fmt.Errorf("reports: %w", err)
 	}
-	err = experimentPage.Execute(f, map[string]any{"X": x, "Params": params, "Tables": views})
+	err = t.Execute(f, data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reports: %s: %w", path, err)
+		return "", fmt.Errorf("reports: %s: %w", path, err)
 	}
-	return append(files, path), nil
+	return path, nil
 }
 
 // SelfCheck is the script every report page carries: once the page has loaded it

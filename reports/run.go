@@ -439,15 +439,6 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		c := d.byNode[i]
 		nodes = append(nodes, kindRow{n, c[0], c[1], c[2]})
 	}
-	keys := make([]string, 0, len(r.Params))
-	for k := range r.Params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var params [][2]string
-	for _, k := range keys {
-		params = append(params, [2]string{k, r.Params[k]})
-	}
 	var arts []string
 	for _, a := range r.Artifacts {
 		if rel, err := filepath.Rel(dir, a); err == nil && !strings.HasPrefix(rel, "..") {
@@ -456,18 +447,10 @@ func WriteRun(dir string, r Run) ([]string, error) {
 			arts = append(arts, "file://"+a)
 		}
 	}
-	path := filepath.Join(dir, "index.html")
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
-	}
-	err = runPage.Execute(f, map[string]any{"R": r, "Params": params, "Pages": pages, "Kinds": kinds, "Nodes": nodes,
+	path, err := writePage(dir, runPage, map[string]any{"R": r, "Params": sortedParams(r.Params), "Pages": pages, "Kinds": kinds, "Nodes": nodes,
 		"Events": len(r.Records), "Sends": len(d.sends), "End": endText(d), "Artifacts": arts})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		return nil, fmt.Errorf("reports: %s: %w", path, err)
+		return nil, err
 	}
 	return append(files, path), nil
 }

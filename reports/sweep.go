@@ -96,26 +96,9 @@ func WriteSweep(dir string, s Sweep) ([]string, error) {
 			P50: stat.Quantile(0.5, stat.Empirical, vs, nil), P95: stat.Quantile(0.95, stat.Empirical, vs, nil),
 			Min: vs[0], Max: vs[len(vs)-1], Unit: m.Unit})
 	}
-	keys := make([]string, 0, len(s.Params))
-	for k := range s.Params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var params [][2]string
-	for _, k := range keys {
-		params = append(params, [2]string{k, s.Params[k]})
-	}
-	path := filepath.Join(dir, "index.html")
-	f, err := os.Create(path)
+	path, err := writePage(dir, sweepPage, map[string]any{"S": s, "Params": sortedParams(s.Params), "Hists": hs})
 	if err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
-	}
-	err = sweepPage.Execute(f, map[string]any{"S": s, "Params": params, "Hists": hs})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reports: %s: %w", path, err)
+		return nil, err
 	}
 	return append(files, path), nil
 }
