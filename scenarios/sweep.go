@@ -50,6 +50,10 @@ type SweepOptions struct {
 	// possibly concurrently: it must be safe for that). The sweep report uses it for
 	// the distributions of events, messages and virtual time across seeds.
 	OnRun func(seed uint64, rep *Report)
+	// Interrupt, when set and true, stops the sweep: no seed starts after it is set,
+	// the seeds in progress finish, and the result (Interrupted) covers the seeds that
+	// ran — a prefix of the range, since workers take seeds in increasing order.
+	Interrupt *atomic.Bool
 }
 
 // SeedRange is an inclusive range of seeds.
@@ -177,6 +181,9 @@ type SweepResult struct {
 	// Events and Messages are totals over the runs (events processed, messages sent).
 	Events   int64 `json:"events"`
 	Messages int64 `json:"messages"`
+	// Interrupted says the sweep was stopped (SweepOptions.Interrupt) after Runs seeds:
+	// a partial result, which merge refuses.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Passed reports whether every seed passed.
@@ -314,7 +321,7 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 					return
 				}
 				seed := run.From + i
-				if seed > stopAbove.Load() {
+				if seed > stopAbove.Load() || (o.Interrupt != nil && o.Interrupt.Load()) {
 					return
 				}
 				rep, err := runSeed(sc, seed, o.Params, o.ArtifactDir)
@@ -358,6 +365,7 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 		res.absorb(t.runs, t.failed, t.byClass, t.byProp, t.failures, t.events, t.messages)
 	}
 	res.trimFailures()
+	res.Interrupted = o.Interrupt != nil && o.Interrupt.Load() && uint64(res.Runs) < count
 	return res, nil
 }
 
@@ -445,6 +453,9 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 	for i, p := range parts {
 		if p.Format != SweepFormat {
 			return nil, inputErr("merge: %s: format %q, want %q", name(i), p.Format, SweepFormat)
+		}
+		if p.Interrupted {
+			return nil, inputErr("merge: %s: an interrupted sweep (%d seeds ran): run its shard again", name(i), p.Runs)
 		}
 		if p.Shard == nil {
 			if len(parts) == 1 {
@@ -557,6 +568,9 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "params    %s\n", nd)
 	}
 	fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed\n", r.Runs, r.Runs-r.Failed, r.Failed)
+	if r.Interrupted {
+		fmt.Fprintf(&b, "interrupted: only the first %d seeds of the range ran (a partial result)\n", r.Runs)
+	}
 	fmt.Fprintf(&b, "totals    %d events, %d messages\n", r.Events, r.Messages)
 	fmt.Fprintln(&b, "seeds by worst verdict")
 	for _, cl := range checker.Classes {

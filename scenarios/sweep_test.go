@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"simrun/checker"
@@ -244,4 +245,31 @@ func TestSweepSummary(t *testing.T) {
 func BenchmarkSweep(b *testing.B) {
 	b.Run("workers=1", scenariotest.SweepBenchmark(1))
 	b.Run("workers=2", scenariotest.SweepBenchmark(2))
+}
+
+// An interrupted sweep stops starting seeds, reports the prefix that ran as a partial
+// result, and cannot be merged.
+func TestSweepInterrupt(t *testing.T) {
+	var stop atomic.Bool
+	var n atomic.Int64
+	res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: "demo/happy", From: 1, To: 400, Workers: 2, Shard: 1, Shards: 1,
+		Interrupt: &stop, OnRun: func(uint64, *scenarios.Report) {
+			if n.Add(1) == 5 {
+				stop.Store(true)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Runs < 5 || res.Runs > 10 {
+		t.Fatalf("interrupted %v after %d runs", res.Interrupted, res.Runs)
+	}
+	var b strings.Builder
+	_ = res.WriteSummary(&b)
+	if !strings.Contains(b.String(), "interrupted: only the first") {
+		t.Fatalf("summary:\n%s", b.String())
+	}
+	if _, err := scenarios.MergeSweeps([]*scenarios.SweepResult{res}, nil); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("merge of an interrupted sweep: %v", err)
+	}
 }

@@ -9,7 +9,8 @@
 //
 // Exit codes: 0 ok (every property holds or is witnessed), 1 a property was violated
 // (or a replay differs), 2 bad input or usage, 3 internal error, 4 inconclusive (a
-// model check that reached a bound, sampled, or could not decide a property).
+// model check that reached a bound, sampled, or could not decide a property), 130 a
+// sweep interrupted by Ctrl-C (after printing the summary of the seeds that ran).
 package main
 
 import (
@@ -39,6 +40,9 @@ const (
 	// with a bound reached, random walks, a property left unknown). Never 0, so a CI
 	// job that proved nothing does not pass.
 	exitInconclusive = 4
+	// exitInterrupted: a sweep stopped by Ctrl-C (the summary of the seeds that ran was
+	// printed), as shells report a process ended by SIGINT.
+	exitInterrupted = 130
 )
 
 // command is one subcommand. Files add theirs with register in an init function.

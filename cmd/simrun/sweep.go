@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"simrun/checker"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"simrun/checker/checkerbench"
@@ -261,7 +263,19 @@ func cmdSweep(e *env, args []string) error {
 		prog = &progress{e: e, name: sc.Name, total: total, start: time.Now()}
 		o.Progress = prog.update
 	}
+	// Ctrl-C stops starting seeds; the summary of the seeds that ran is printed.
+	var interrupt atomic.Bool
+	o.Interrupt = &interrupt
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	go func() {
+		if _, ok := <-sigs; ok {
+			interrupt.Store(true)
+		}
+	}()
 	res, err := scenarios.Sweep(o)
+	signal.Stop(sigs)
+	close(sigs)
 	if prog != nil {
 		prog.finish()
 	}
@@ -298,6 +312,9 @@ func cmdSweep(e *env, args []string) error {
 	}
 	if !res.Passed() {
 		return violated("%s: %d of %d seeds failed", sc.Name, res.Failed, res.Runs)
+	}
+	if res.Interrupted {
+		return &exitError{code: exitInterrupted, msg: fmt.Sprintf("%s: interrupted after %d seeds", sc.Name, res.Runs)}
 	}
 	return nil
 }
