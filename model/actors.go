@@ -102,7 +102,10 @@ type Network struct {
 	// through them), so counts drop; a node that must drop stale messages to make
 	// progress should not be checked with it (in FIFO mode the inert message blocks
 	// its link until the receiver would act on it). Deliveries only: injections and
-	// timers are always transitions.
+	// timers are always transitions. A message so kept stays in flight: a Boundary
+	// that bounds messages in flight (a maxflight parameter) counts it, so with both
+	// a state can be cut only because inert messages wait — eventually-properties
+	// then read unknown (the cut), never holds.
 	Guarded bool
 }
 

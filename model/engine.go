@@ -211,7 +211,10 @@ type PropertyResult struct {
 	// index of the state the path's last step returns to (0: not a lasso). Trace
 	// headers carry it ("cycle") so that Replay re-checks the cycle.
 	Cycle int `json:"cycle,omitempty"`
-	path  *path
+	// Why says why an eventually-property stayed unknown after a complete search
+	// (Boundary cut paths before it held, say); empty otherwise.
+	Why  string `json:"why,omitempty"`
+	path *path
 }
 
 // Result is the outcome of a search.

@@ -39,6 +39,7 @@ type fairGraph struct {
 	edgeKey   []uint64 // fairness class, 0 = not fair
 	edgeIdx   []int32  // successor index
 	dead      []bool   // an expandable state without successors (a maximal finite path ends there)
+	cut       []bool   // a state Boundary kept from being expanded (its paths go on unseen)
 }
 
 func (c *checker[S]) buildFairGraph(o Options) (*fairGraph, error) {
@@ -68,7 +69,7 @@ func (c *checker[S]) buildFairGraph(o Options) (*fairGraph, error) {
 	}
 	for v := 0; v < len(states); v++ {
 		if int64(len(states)) > limit {
-			return nil, errLivenessGraph{limit}
+			return nil, errLivenessGraph{limit: limit, what: "product states"}
 		}
 		s, eb := states[v], g.ebits[v]
 		k := int32(0)
@@ -90,7 +91,14 @@ func (c *checker[S]) buildFairGraph(o Options) (*fairGraph, error) {
 				k++
 			})
 		}
-		g.dead = append(g.dead, k == 0 && c.expandable(s))
+		exp := c.expandable(s)
+		g.dead = append(g.dead, k == 0 && exp)
+		g.cut = append(g.cut, !exp)
+		// Edge indices are int32: past maxLivenessEdges the graph is too large (and
+		// the index would overflow), so the properties stay unknown.
+		if len(g.edgeTo) > maxLivenessEdges {
+			return nil, errLivenessGraph{limit: maxLivenessEdges, what: "transitions"}
+		}
 		g.edgeStart = append(g.edgeStart, int32(len(g.edgeTo)))
 	}
 	return g, nil
@@ -427,4 +435,16 @@ func (c *checker[S]) fairVerdict(states []S, acts []Action, loop int, pr Propert
 		}
 	}
 	return len(everywhere) == 0
+}
+
+// cutOpen counts the states Boundary kept from being expanded in the region of states
+// without eventually bit j.
+func (g *fairGraph) cutOpen(j int) int {
+	bit, n := uint32(1)<<j, 0
+	for v, c := range g.cut {
+		if c && g.ebits[v]&bit == 0 {
+			n++
+		}
+	}
+	return n
 }

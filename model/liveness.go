@@ -10,11 +10,17 @@ import (
 // reported unknown, never holding.
 const maxLivenessStates = 30_000_000
 
+// maxLivenessEdges caps its transitions (below 2^31: edges are indexed by int32).
+const maxLivenessEdges = 400_000_000
+
 // errLivenessGraph says the product graph outgrew its cap.
-type errLivenessGraph struct{ limit int64 }
+type errLivenessGraph struct {
+	limit int64
+	what  string
+}
 
 func (e errLivenessGraph) Error() string {
-	return fmt.Sprintf("liveness graph: more than %d product states", e.limit)
+	return fmt.Sprintf("liveness graph: more than %d %s", e.limit, e.what)
 }
 
 // liveness decides the eventually-properties after an exhaustive search of the system
@@ -58,6 +64,12 @@ func (c *checker[S]) liveness(o Options, res *Result) error {
 			}
 		}
 		if p == nil {
+			// Boundary cut the search at states where the predicate had not held yet:
+			// a path through one of them goes on unseen and may never reach it.
+			if n := g.cutOpen(j); n > 0 {
+				pr.Why = fmt.Sprintf("the search stopped at %d states outside the boundary before it held; their continuations are unexplored", n)
+				continue
+			}
 			pr.Status = Holds
 			continue
 		}

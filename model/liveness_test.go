@@ -121,3 +121,39 @@ func TestLivenessUnknownWhenIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// A Boundary that cuts the search before an eventually-predicate held leaves it
+// unknown (the cut paths go on unseen), never holding; a cut after it held does not.
+func TestEventuallyBoundaryIsUnknown(t *testing.T) {
+	line := func(bound int) *Spec[int] {
+		sp := &Spec[int]{
+			Name: "line",
+			Init: func() []int { return []int{0} },
+			Next: func(s int, emit func(Action, int)) {
+				if s < 9 {
+					emit(0, s+1)
+				}
+			},
+			Fingerprint: func(s int) uint64 { return sim.Mix64(uint64(s) + 1) },
+			Injective:   true,
+			Properties:  []Property[int]{Eventually("reaches 5", func(s int) bool { return s == 5 })},
+		}
+		if bound > 0 {
+			sp.Boundary = func(s int) bool { return s < bound }
+		}
+		return sp
+	}
+	for _, c := range []struct {
+		bound int
+		want  Status
+	}{{0, Holds}, {3, Unknown}, {7, Holds}} {
+		res := mustCheck(t, line(c.bound), Options{})
+		pr := res.Properties[0]
+		if pr.Status != c.want {
+			t.Errorf("boundary %d: %s, want %s (%s)", c.bound, pr.Status, c.want, pr.Why)
+		}
+		if c.want == Unknown && !strings.Contains(pr.Why, "1 states outside the boundary") {
+			t.Errorf("boundary %d: why = %q", c.bound, pr.Why)
+		}
+	}
+}

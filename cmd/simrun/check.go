@@ -327,6 +327,9 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 			}
 			line += fmt.Sprintf(", %s back to step %d", what, pr.Cycle-1)
 		}
+		if pr.Why != "" {
+			line += " (" + pr.Why + ")"
+		}
 		fmt.Fprintln(w, line)
 		if !pr.HasTrace {
 			continue

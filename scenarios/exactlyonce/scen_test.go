@@ -472,7 +472,8 @@ func TestP3ExemptsOnlyStagesNotCommitted(t *testing.T) {
 
 // Issue 16: EO-P5 was skipped whenever the plan left a partition. Now the side that is
 // whole is checked: under lasting partitions every completed agent is checked, and
-// only leftovers that wait across the partition are exempt (and counted).
+// only leftovers that wait across the partition are exempt (and counted); the same
+// for links left cut, one way or both.
 func TestP5UnderLastingPartition(t *testing.T) {
 	sc, err := scenarios.Lookup("exactlyonce/happy")
 	if err != nil {
@@ -481,6 +482,9 @@ func TestP5UnderLastingPartition(t *testing.T) {
 	for _, js := range []string{
 		`{"events": [{"at": "150ms", "kind": "partition", "groups": [["n4"]]}]}`,
 		`{"events": [{"at": "100ms", "kind": "partition", "groups": [["n0","n1"],["n2","n3"]]}]}`,
+		// links left cut, one way and both ways (EO-P5 used to skip these runs)
+		`{"events": [{"at": "120ms", "kind": "cut", "from": "n1", "to": "n3"}]}`,
+		`{"events": [{"at": "80ms", "kind": "cut", "from": "n0", "to": "n2"}, {"at": "80ms", "kind": "cut", "from": "n2", "to": "n0"}, {"at": "90ms", "kind": "cut", "from": "n4", "to": "n1"}]}`,
 	} {
 		plan, err := faults.Parse([]byte(js))
 		if err != nil {
