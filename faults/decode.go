@@ -76,6 +76,10 @@ func Parse(b []byte) (Plan, error) {
 	if !utf8.Valid(b) {
 		return Plan{}, errors.New("faults: the plan is not valid UTF-8")
 	}
+	if off := loneSurrogate(b); off >= 0 {
+		// encoding/json would turn it into U+FFFD silently: a name would not match
+		return Plan{}, fmt.Errorf("faults: %s: \\u escape of a lone UTF-16 surrogate", position(b, off))
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	root, err := readValue(dec, b, 0)
@@ -204,6 +208,53 @@ func skipSpace(src []byte, off int64, comma bool) int64 {
 }
 
 // position turns a byte offset into "line L, column C".
+// loneSurrogate returns the offset of the first \u escape of a UTF-16 surrogate that is
+// not a high surrogate followed by a low one, or -1. (Backslashes occur only inside
+// JSON strings, so the bytes can be scanned without parsing.)
+func loneSurrogate(b []byte) int64 {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // an escaped character (\\, \", …): skip it
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := hex4(i + 6); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return int64(i)
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return int64(i)
+		}
+		i += 5
+	}
+	return -1
+}
+
 func position(src []byte, off int64) string {
 	off = min(max(off, 0), int64(len(src)))
 	before := src[:off]

@@ -33,6 +33,9 @@ func TestParseRefusesPermissiveInputs(t *testing.T) {
 		{"drift float", `{"events":[{"at":"1s","kind":"skew","node":"a","drift_ppm":1.5}]}`, `not a whole number`},
 		{"crash at 100000h", `{"events":[{"at":"100000h","kind":"crash","node":"a"}]}`, `field "at": 100000h0m0s is outside [0, 24h0m0s]`},
 		{"spike of an hour and more", `{"events":[{"at":"1s","kind":"spike","from":"*","to":"a","extra":"2h","for":"1s"}]}`, `field "extra": 2h0m0s is outside [0, 1h0m0s]`},
+		{"lone high surrogate", `{"events":[{"at":"1s","kind":"crash","node":"a\ud800"}]}`, `line 1, column 47: \u escape of a lone UTF-16 surrogate`},
+		{"lone low surrogate", `{"events":[{"at":"1s","kind":"crash","node":"\udc00a"}]}`, `lone UTF-16 surrogate`},
+		{"reversed pair", `{"events":[{"at":"1s","kind":"crash","node":"\udc00\ud800"}]}`, `lone UTF-16 surrogate`},
 		{"byte-order mark", "\xef\xbb\xbf{\"events\":[]}", "byte-order mark"},
 		{"not utf-8", "{\"events\":[{\"at\":\"1s\",\"kind\":\"crash\",\"node\":\"\xff\"}]}", "not valid UTF-8"},
 		{"trailing data", `{"events":[]} {}`, "line 1, column 15: trailing data"},
@@ -137,4 +140,18 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the plan:\n%s\nvs\n%s", p.JSON(), q.JSON())
 		}
 	})
+}
+
+// Surrogate pairs and an escaped backslash before "u" are fine; only a lone surrogate
+// (which encoding/json turns into U+FFFD silently) is refused.
+func TestParseSurrogates(t *testing.T) {
+	for _, name := range []string{`c\ud83d\ude00`, `c\\ud800`, `c\"\\u0041`} {
+		p, err := faults.Parse([]byte(`{"events":[{"at":"1s","kind":"crash","node":"` + name + `"}]}`))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if strings.ContainsRune(p.Events[0].Node, '\uFFFD') {
+			t.Fatalf("%s decoded to %q", name, p.Events[0].Node)
+		}
+	}
 }

@@ -225,10 +225,16 @@ func (p Plan) Validate(names []string) error {
 			if err := node("to", e.To, true); err != nil {
 				return err
 			}
-			if e.Extra <= 0 || e.Extra > Duration(MaxMagnitude) {
+			if e.Extra == 0 {
+				return bad("extra", "missing or zero: the latency the spike adds (e.g. \"extra\": \"50ms\")")
+			}
+			if e.Extra < 0 || e.Extra > Duration(MaxMagnitude) {
 				return bad("extra", "extra latency %v not in (0, %v]", time.Duration(e.Extra), MaxMagnitude)
 			}
-			if e.For <= 0 || e.For > Duration(MaxAt) {
+			if e.For == 0 {
+				return bad("for", "missing or zero: how long the spike lasts (e.g. \"for\": \"500ms\")")
+			}
+			if e.For < 0 || e.For > Duration(MaxAt) {
 				return bad("for", "duration %v not in (0, %v]", time.Duration(e.For), MaxAt)
 			}
 		case "skew":
@@ -254,7 +260,10 @@ func (p Plan) Validate(names []string) error {
 			if e.Loss == 0 && e.Dup == 0 {
 				return bad("loss", "a burst needs loss or dup above 0")
 			}
-			if e.For <= 0 || e.For > Duration(MaxAt) {
+			if e.For == 0 {
+				return bad("for", "missing or zero: how long the burst lasts (e.g. \"for\": \"500ms\")")
+			}
+			if e.For < 0 || e.For > Duration(MaxAt) {
 				return bad("for", "duration %v not in (0, %v]", time.Duration(e.For), MaxAt)
 			}
 		case "":

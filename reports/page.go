@@ -83,7 +83,8 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, path), nil
+	files = append(files, path)
+	return files, writeManifest(dir, files)
 }
 
 // sortedParams lists a parameter map as (name, value) pairs in name order.

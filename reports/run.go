@@ -452,7 +452,8 @@ func WriteRun(dir string, r Run) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, path), nil
+	files = append(files, path)
+	return files, writeManifest(dir, append(slices.Clone(files), r.Artifacts...))
 }
 
 var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>

@@ -100,7 +100,8 @@ func WriteSweep(dir string, s Sweep) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, path), nil
+	files = append(files, path)
+	return files, writeManifest(dir, files)
 }
 
 var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>

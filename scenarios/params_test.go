@@ -56,3 +56,23 @@ func TestCompareLines(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"exactlyonce/happy":   "exactlyonce/happy",
+		"crash-rate=0.2":      "crash-rate=0.2",
+		"tasks=P1,P1+P2":      "tasks=P1,P1+P2",
+		"name=a b":            "'name=a b'",
+		"x=it's":              `'x=it'\''s'`,
+		"":                    "''",
+		"/tmp/dir with space": "'/tmp/dir with space'",
+		"a*b":                 "'a*b'",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if got := Repro("demo/swarm", 3, []string{"note=a b"}, "my plan.json"); got != "simrun run demo/swarm --seed 3 -p 'note=a b' --faults 'my plan.json'" {
+		t.Errorf("Repro = %s", got)
+	}
+}

@@ -79,12 +79,12 @@ func IsInputError(err error) bool {
 // Repro returns the command that reproduces a run.
 func Repro(name string, seed uint64, nonDefault []string, faultsFile string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "simrun run %s --seed %d", name, seed)
+	fmt.Fprintf(&b, "simrun run %s --seed %d", ShellQuote(name), seed)
 	for _, a := range nonDefault {
-		fmt.Fprintf(&b, " -p %s", a)
+		fmt.Fprintf(&b, " -p %s", ShellQuote(a))
 	}
 	if faultsFile != "" {
-		fmt.Fprintf(&b, " --faults %s", faultsFile)
+		fmt.Fprintf(&b, " --faults %s", ShellQuote(faultsFile))
 	}
 	return b.String()
 }
@@ -273,4 +273,24 @@ func ReadTrace(path string) ([]byte, error) {
 		return nil, &InputError{Err: err}
 	}
 	return b, nil
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it (a parameter value with a
+// space, a quote or a glob character), so that a printed command pastes as it reads.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellJoin quotes each argument (ShellQuote) and joins them with spaces.
+func ShellJoin(args ...string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = ShellQuote(a)
+	}
+	return strings.Join(q, " ")
 }

@@ -16,6 +16,7 @@ import (
 	"simrun/model"
 	"simrun/model/modelbench"
 	_ "simrun/model/twophase" // registers twophase, 2pc
+	"simrun/scenarios"
 	"simrun/sim"
 )
 
@@ -214,7 +215,7 @@ func cmdCheck(e *env, args []string) error {
 				return fmt.Errorf("check: reading back %s: %w", trace, err)
 			}
 			rr := reports.Run{Title: fmt.Sprintf("%s: counterexample of %s %s", m.Name, v.Kind, v.Name), Scenario: m.Name,
-				Params: p.Values(), Repro: "simrun replay " + trace, Nodes: names, Records: recs,
+				Params: p.Values(), Repro: "simrun replay " + scenarios.ShellQuote(trace), Nodes: names, Records: recs,
 				Verdicts: []reports.VerdictLine{{Class: "violated", Property: v.Kind.String() + " " + v.Name, Detail: fmt.Sprintf("depth %d", v.Depth)}}}
 			if _, err := reports.WriteRun(*reportDir, rr); err != nil {
 				return err
@@ -233,7 +234,7 @@ func cmdCheck(e *env, args []string) error {
 		if !v.HasTrace {
 			return violated("%s: %s %s: no reachable state satisfies it", m.Name, v.Kind, v.Name)
 		}
-		return violated("%s: %s %s violated at depth %d (trace %s; replay: simrun replay %s)", m.Name, v.Kind, v.Name, v.Depth, trace, trace)
+		return violated("%s: %s %s violated at depth %d (trace %s; replay: simrun replay %s)", m.Name, v.Kind, v.Name, v.Depth, trace, scenarios.ShellQuote(trace))
 	}
 	var unknown []string
 	for _, pr := range res.Properties {
@@ -347,7 +348,7 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 		}
 	}
 	if trace != "" {
-		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", trace, trace)
+		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", trace, scenarios.ShellQuote(trace))
 	}
 	return nil
 }

@@ -115,7 +115,11 @@ func runMain(e *env, args []string) (code int) {
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		overview(e.stdout)
 		return exitOK
-	case args[0] == "--version" || args[0] == "version":
+	case args[0] == "--version" || args[0] == "version" || args[0] == "-version":
+		if len(args) > 1 {
+			fmt.Fprintf(e.stderr, "simrun: %s takes no arguments (got %q)\n", args[0], strings.Join(args[1:], " "))
+			return exitUsage
+		}
 		fmt.Fprintln(e.stdout, version())
 		return exitOK
 	default:
@@ -244,14 +248,26 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, emptyPaths(fs)
 		}
 		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
+			return append(pos, args[1:]...), emptyPaths(fs)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// emptyPaths refuses a file or directory flag given an empty name (--report ”
+// would otherwise mean "no report" and the user would wait for nothing).
+func emptyPaths(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if kind, _ := flag.UnquoteUsage(f); err == nil && f.Value.String() == "" && (kind == "FILE" || kind == "DIR") {
+			err = usageErr("%s: --%s needs a %s name, got an empty one", fs.Name(), f.Name, strings.ToLower(map[string]string{"FILE": "file", "DIR": "directory"}[kind]))
+		}
+	})
+	return err
 }
 
 // onceEach refuses a flag given twice (the flag package lets the last one win

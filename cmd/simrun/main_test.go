@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -183,7 +184,7 @@ func TestBadInput(t *testing.T) {
 	oneLineErr(t, `ops="many"`, "run", "demo/happy", "-p", "ops=many")
 	oneLineErr(t, `retry="0s"`, "run", "demo/happy", "-p", "retry=0s")
 	oneLineErr(t, `entry 0 (restart): field "node"`, "run", "demo/happy", "--faults", badPlan)
-	oneLineErr(t, `unknown node "zz"`, "run", "demo/happy", "--faults", unknownNode)
+	oneLineErr(t, unknownNode+`: faults: entry 0 (crash): field "node": unknown node "zz"`, "run", "demo/happy", "--faults", unknownNode)
 	oneLineErr(t, "no such file", "run", "demo/happy", "--faults", filepath.Join(dir, "missing.json"))
 	oneLineErr(t, "no such file", "replay", filepath.Join(dir, "missing.jsonl"))
 	oneLineErr(t, "not a simrun trace", "replay", notTrace)
@@ -300,6 +301,73 @@ func TestVersion(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(out, "simrun ") || !strings.Contains(out, "go1.") || strings.Count(out, "\n") != 1 {
 			t.Fatalf("%s: exit %d %q", arg, code, out)
 		}
+		// an extra argument is a usage error, not ignored
+		if code, out, errs := cli(t, arg, "extra"); code != 2 || out != "" || !strings.Contains(errs, "takes no arguments") {
+			t.Fatalf("%s extra: exit %d %q %q", arg, code, out, errs)
+		}
+	}
+}
+
+// A file or directory flag given an empty name is refused: --report ” used to mean
+// "no report", silently.
+func TestEmptyPathFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "demo/faults", "--report", ""},
+		{"run", "demo/faults", "--trace="},
+		{"run", "winkowski/cost", "--out", ""},
+		{"check", "twophase", "--report="},
+		{"sweep", "demo/happy", "--seeds", "1-2", "--report", ""},
+		{"sweep", "demo/happy", "--seeds", "1-2", "--json", ""},
+	} {
+		code, _, errs := cli(t, args...)
+		if code != 2 || !strings.Contains(errs, "name, got an empty one") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d %q", args, code, errs)
+		}
+	}
+}
+
+// A report directory reused holds the new report only (a longer earlier run's
+// messages-9.svg used to survive next to a shorter run's page); a directory of other
+// files is refused before the run, and nothing in it is touched.
+func TestReportDirReuse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rep")
+	if code, _, errs := cli(t, "run", "demo/faults", "--seed", "3", "--report", dir); code != 0 {
+		t.Fatalf("first report: exit %d %s", code, errs)
+	}
+	stale := filepath.Join(dir, "messages-99.svg")
+	if err := os.WriteFile(stale, []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// pretend the earlier report wrote it
+	f, err := os.OpenFile(filepath.Join(dir, ".simrun-report"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "messages-99.svg")
+	f.Close()
+	if code, _, errs := cli(t, "run", "demo/happy", "--seed", "1", "--report", dir); code != 0 {
+		t.Fatalf("second report: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale page survived: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		t.Fatal(err)
+	}
+	// a directory with someone's files is refused, untouched
+	other := t.TempDir()
+	mine := filepath.Join(other, "notes.txt")
+	os.WriteFile(mine, []byte("keep"), 0o644)
+	code, _, errs := cli(t, "run", "demo/happy", "--report", other)
+	if code != 2 || !strings.Contains(errs, "holds no simrun report") {
+		t.Fatalf("foreign dir: exit %d %q", code, errs)
+	}
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "keep" {
+		t.Fatalf("foreign file touched: %v %q", err, b)
+	}
+	entries, _ := os.ReadDir(other)
+	if len(entries) != 1 {
+		t.Fatalf("foreign dir got %d entries", len(entries))
 	}
 }
 

@@ -113,7 +113,11 @@ func cmdRun(e *env, args []string) error {
 	}
 	// Build once to validate everything before creating any file.
 	if _, _, err := scenarios.Prepare(sc, o); err != nil {
-		return usageErr("%s", oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if o.FaultsFile != "" && strings.HasPrefix(msg, "faults:") {
+			msg = o.FaultsFile + ": " + msg // the plan does not fit this scenario: name the file
+		}
+		return usageErr("%s", msg)
 	}
 	var traceFile *os.File
 	if *tracePath != "" {
@@ -183,8 +187,11 @@ func writeRunReport(dir string, rep *scenarios.Report, recs []sim.TraceRecord) e
 
 // writableDir creates dir if needed and checks that a file can be written in it, so a
 // bad output path fails before the work, not after.
+// writableDir readies an output directory before the work starts (a bad path fails
+// at once, not after an hour's sweep): an empty name is refused, an earlier report
+// there is cleared (reports.PrepareDir), a directory of other files is refused.
 func writableDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := reports.PrepareDir(dir); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(dir, ".simrun-probe-*")
@@ -236,7 +243,7 @@ func writeReport(w io.Writer, rep *scenarios.Report, tracePath string) {
 	}
 	fmt.Fprintf(w, "verdict   %s\n", rep.Verdict.Class)
 	if tracePath != "" {
-		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", tracePath, tracePath)
+		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", tracePath, scenarios.ShellQuote(tracePath))
 	}
 	if rep.Failed() {
 		fmt.Fprintf(w, "reproduce %s\n", rep.Repro)
@@ -300,11 +307,11 @@ func runExperiment(e *env, sc *scenarios.Scenario, seed uint64, params map[strin
 		}
 	}
 	if out != "" {
-		cmd := fmt.Sprintf("simrun run %s --seed %d", sc.Name, seed)
+		cmd := fmt.Sprintf("simrun run %s --seed %d", scenarios.ShellQuote(sc.Name), seed)
 		for _, nd := range ps.NonDefault() {
-			cmd += " -p " + nd
+			cmd += " -p " + scenarios.ShellQuote(nd)
 		}
-		cmd += " --out " + out
+		cmd += " --out " + scenarios.ShellQuote(out)
 		files, err := reports.WriteExperiment(out, reports.Experiment{
 			Name: sc.Name, Help: sc.Help, Seed: seed, Params: ps.Values(), Command: cmd, Tables: tables,
 		})

@@ -323,7 +323,7 @@ func cmdSweep(e *env, args []string) error {
 // (re-run from its seed: runs are deterministic).
 func writeSweepReport(e *env, dir string, sc *scenarios.Scenario, res *scenarios.SweepResult, args []string, meas [][]float64) error {
 	page := reports.Sweep{Scenario: sc.Name, Seeds: res.Seeds.String(), Params: res.Params, Runs: res.Runs, Failed: res.Failed,
-		Command: "simrun sweep " + strings.Join(args, " ")}
+		Command: "simrun sweep " + scenarios.ShellJoin(args...)}
 	if res.Shard != nil {
 		page.Seeds += " shard " + res.Shard.String()
 	}
