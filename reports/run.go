@@ -32,6 +32,9 @@ type Run struct {
 	Verdicts []VerdictLine
 	Nodes    []string // node names in lane order
 	Records  []sim.TraceRecord
+	// Omitted counts the run's events after Records (the report keeps a prefix of a
+	// long run: see sim.RecordCollector.Limit); the page says so.
+	Omitted int64
 	// Artifacts are files a check wrote (porcupine's visualization), linked from the page.
 	Artifacts []string
 }
@@ -43,6 +46,10 @@ type VerdictLine struct {
 
 // MessagesPerPage is how many sends one page of the space-time diagram draws.
 const MessagesPerPage = 250
+
+// MaxMessagePages caps the diagram's pages (a long run's later sends are counted in
+// the tables and the throughput plot, but not drawn one by one).
+const MaxMessagePages = 40
 
 // span is a period of a fault on one node (node -1: all of them).
 type span struct {
@@ -408,7 +415,7 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		return nil, err
 	}
 	var pages []string
-	for i := 0; i == 0 || i*MessagesPerPage < len(d.sends); i++ {
+	for i := 0; i < MaxMessagePages && (i == 0 || i*MessagesPerPage < len(d.sends)); i++ {
 		name := fmt.Sprintf("messages-%d.svg", i+1)
 		if err := write(name, svgMessages(d, d.sends[i*MessagesPerPage:min(len(d.sends), (i+1)*MessagesPerPage)])); err != nil {
 			return nil, err
@@ -448,7 +455,8 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		}
 	}
 	path, err := writePage(dir, runPage, map[string]any{"R": r, "Params": sortedParams(r.Params), "Pages": pages, "Kinds": kinds, "Nodes": nodes,
-		"Events": len(r.Records), "Sends": len(d.sends), "End": endText(d), "Artifacts": arts})
+		"Events": len(r.Records), "Sends": len(d.sends), "End": endText(d), "Artifacts": arts,
+		"Undrawn": max(0, len(d.sends)-MaxMessagePages*MessagesPerPage)})
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +470,7 @@ var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <style>` + PageStyle + `.ok{color:#2ca02c}.bad{color:#d62728;font-weight:bold}</style>` + SelfCheck + `</head>
 <body data-sections="summary verdicts reproduce parameters timeline messages throughput kinds">
 <h1>{{.R.Title}}</h1>
-<section id="summary"><p>{{.Events}} events, {{.Sends}} messages, virtual time {{.End}}.{{if .R.Faults}} Faults: {{.R.Faults}}.{{end}}</p></section>
+<section id="summary"><p>{{.Events}} events, {{.Sends}} messages, virtual time {{.End}}.{{if .R.Faults}} Faults: {{.R.Faults}}.{{end}}</p>{{if gt .R.Omitted 0}}<p class="bad">This page shows the first {{.Events}} events of the run; {{.R.Omitted}} later events are left out to keep the report small (the verdicts above are the whole run's; --trace FILE records every event).</p>{{end}}</section>
 <section id="verdicts"><h2>Verdicts</h2><table><tr><th>property</th><th>verdict</th><th>detail</th></tr>
 {{range .R.Verdicts}}<tr><td>{{.Property}}</td><td class="{{if eq .Class "ok"}}ok{{else}}bad{{end}}">{{.Class}}</td><td style="text-align:left">{{.Detail}}</td></tr>
 {{end}}</table>{{range .Artifacts}}<p>Check artifact: <a href="{{.}}">{{.}}</a></p>{{end}}</section>
@@ -474,7 +482,7 @@ var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <section id="timeline"><h2>Timeline</h2><p class="muted">One lane per node: handler events (ticks), down time (red), partitions and cuts (grey, across all lanes). Hover for times.</p>
 <figure><img src="timeline.svg" alt="timeline"></figure></section>
 <section id="messages"><h2>Messages</h2><p class="muted">Space-time diagram: time runs downwards; each arrow a message from its send to its delivery; dashed red with ✕: lost. {{len .Pages}} page(s) of up to ` + fmt.Sprint(MessagesPerPage) + ` messages:
-{{range $i, $p := .Pages}} <a href="{{$p}}">{{$p}}</a>{{end}}</p>
+{{range $i, $p := .Pages}} <a href="{{$p}}">{{$p}}</a>{{end}}{{if gt .Undrawn 0}} — the diagram stops after {{len .Pages}} pages: {{.Undrawn}} later messages are counted below but not drawn{{end}}</p>
 <figure><img src="{{index .Pages 0}}" alt="messages, page 1"></figure></section>
 <section id="throughput"><h2>Messages over time</h2><figure><img src="throughput.svg" alt="messages over time"></figure></section>
 <section id="kinds"><h2>Messages by kind and node</h2>

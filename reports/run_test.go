@@ -121,3 +121,31 @@ func TestSweepPage(t *testing.T) {
 		t.Fatalf("sweep page in the browser: %s", got)
 	}
 }
+
+// A long run's report stays bounded: the diagram stops after MaxMessagePages pages and
+// says how many messages it did not draw; a prefix of the events (Omitted) is named.
+func TestRunPagesCapped(t *testing.T) {
+	r := Run{Title: "very long", Nodes: []string{"a", "b"}, Omitted: 12345}
+	n := (MaxMessagePages + 3) * MessagesPerPage
+	for i := range n {
+		r.Records = append(r.Records, sim.TraceRecord{I: int64(i), T: sim.Time(i * 10), Ev: "recv", Node: "a", From: "b", Kind: "M",
+			Out: []sim.TraceEffect{{Op: "send", To: "b", Kind: "M", At: sim.Time(i*10 + 5)}}})
+	}
+	dir := t.TempDir()
+	if _, err := WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	svgs, _ := filepath.Glob(filepath.Join(dir, "messages-*.svg"))
+	if len(svgs) != MaxMessagePages {
+		t.Fatalf("%d diagram pages, want %d", len(svgs), MaxMessagePages)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"750 later messages are counted below but not drawn", "12345 later events are left out"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

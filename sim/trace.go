@@ -140,10 +140,18 @@ func (t *TraceWriter) Err() error { return t.err }
 type RecordCollector struct {
 	Records []TraceRecord
 	Footer  *TraceFooter
+	// Limit, when > 0, keeps only the first Limit records (a report of a run of ten
+	// million events must not hold them all); Dropped counts the rest.
+	Limit   int
+	Dropped int64
 }
 
 // Record implements Tracer.
 func (c *RecordCollector) Record(r *TraceRecord) {
+	if c.Limit > 0 && len(c.Records) >= c.Limit {
+		c.Dropped++
+		return
+	}
 	rr := *r
 	rr.Out = slices.Clone(r.Out)
 	if r.Local != nil {

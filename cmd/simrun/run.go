@@ -131,6 +131,9 @@ func cmdRun(e *env, args []string) error {
 	var col *sim.RecordCollector
 	if *format == "mermaid" || *reportDir != "" {
 		col = &sim.RecordCollector{}
+		if *format != "mermaid" {
+			col.Limit = maxReportRecords
+		}
 		o.Tracer = col
 	}
 	rep, err := scenarios.Run(sc, o)
@@ -160,7 +163,7 @@ func cmdRun(e *env, args []string) error {
 		}
 	}
 	if *reportDir != "" {
-		if err := writeRunReport(*reportDir, rep, col.Records); err != nil {
+		if err := writeRunReport(*reportDir, rep, col); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(*reportDir), "index.html"))
@@ -171,10 +174,15 @@ func cmdRun(e *env, args []string) error {
 	return nil
 }
 
+// maxReportRecords bounds the events a run report holds in memory and draws (a run of
+// ten million events would otherwise exhaust memory): the page draws this prefix and
+// says how many events it left out.
+const maxReportRecords = 200_000
+
 // writeRunReport writes a run's page (reports.WriteRun) into dir.
-func writeRunReport(dir string, rep *scenarios.Report, recs []sim.TraceRecord) error {
+func writeRunReport(dir string, rep *scenarios.Report, col *sim.RecordCollector) error {
 	rr := reports.Run{Title: fmt.Sprintf("%s seed %d", rep.Scenario, rep.Seed), Scenario: rep.Scenario, Seed: rep.Seed,
-		Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: recs}
+		Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records, Omitted: col.Dropped}
 	for _, v := range rep.Verdicts {
 		rr.Verdicts = append(rr.Verdicts, reports.VerdictLine{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
 		if v.Artifact != "" {

@@ -358,11 +358,11 @@ func writeSweepReport(e *env, dir string, sc *scenarios.Scenario, res *scenarios
 	page.Measures = []reports.Measure{{Name: "events", Values: meas[0]}, {Name: "messages sent", Values: meas[1]}, {Name: "virtual time", Unit: "s", Values: meas[2]}}
 	for _, v := range res.Failures {
 		f := reports.FailingSeed{Seed: v.Seed, Verdict: v.String(), Repro: v.Repro}
-		col := &sim.RecordCollector{}
+		col := &sim.RecordCollector{Limit: maxReportRecords}
 		rep, err := scenarios.Run(sc, scenarios.Options{Seed: v.Seed, Params: res.Params, Tracer: col, ArtifactDir: filepath.Join(dir, fmt.Sprintf("seed-%d", v.Seed))})
 		if err == nil {
 			sub := fmt.Sprintf("seed-%d", v.Seed)
-			if err := writeRunReport(filepath.Join(dir, sub), rep, col.Records); err != nil {
+			if err := writeRunReport(filepath.Join(dir, sub), rep, col); err != nil {
 				return err
 			}
 			f.Page = sub + "/index.html"
