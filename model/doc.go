@@ -38,7 +38,7 @@
 // List); a malformed or unknown parameter is a one-line input error (exit 2). The
 // command line links models in through the packages it imports (the scenarios/<name>
 // packages already are; a package that only registers models needs a blank import in
-// cmd/simrun — ask the lead). The complete, runnable version of this example is
+// cmd/simrun, or in a user's own main that calls cli.Main). The complete, runnable version of this example is
 // Example_actors in example_test.go.
 //
 // # Describing an actor system

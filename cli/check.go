@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,7 +15,6 @@ import (
 
 	"simrun/model"
 	"simrun/model/modelbench"
-	_ "simrun/model/twophase" // registers twophase, 2pc
 	"simrun/scenarios"
 	"simrun/sim"
 )

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -227,7 +227,7 @@ func TestShardAutoProcessesMerge(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "simrun")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/simrun").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	args := []string{"sweep", "demo/faults", "--seeds", "1-30", "-p", "ops=8", "--shard", "auto"}
