@@ -1,4 +1,4 @@
-module simrun
+module github.com/simrun-dev/simrun
 
 go 1.26
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
-	"simrun/checker/checkerbench"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/checker/checkerbench"
 )
 
 // TestLinearizabilityLargeHistory: a generated history of 20k operations on 100 keys

@@ -10,7 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // run builds a finished run from observations (kind, node, payload) at 1ms apart.

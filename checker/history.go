@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // History is a run's observations in order: each carries its global virtual time, the

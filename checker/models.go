@@ -29,7 +29,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Refusals says when a model accepts a refused request (an acquire or allocate whose

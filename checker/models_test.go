@@ -6,7 +6,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // op builds an operation on key "" by client c over [call, ret].

@@ -39,7 +39,7 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Class is a verdict class.

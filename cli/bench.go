@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"testing"
 
-	"simrun/reports"
-	"simrun/sim/simbench"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/sim/simbench"
 )
 
 // benchPair is a benchmark measured beside its reference in the same run, reported as a

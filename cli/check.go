@@ -6,17 +6,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/simrun-dev/simrun/reports"
 	"io"
 	"os"
 	"path/filepath"
-	"simrun/reports"
 	"strings"
 	"time"
 
-	"simrun/model"
-	"simrun/model/modelbench"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/model/modelbench"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"simrun/model"
-	"simrun/model/twophase"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/model/twophase"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // A test-only model with a seeded bug: the 2PC coordinator never stores its decision

@@ -8,7 +8,7 @@
 //	import (
 //		"os"
 //
-//		"simrun/cli"
+//		"github.com/simrun-dev/simrun/cli"
 //		_ "example.com/myproto/scenarios" // registers its scenarios and models in init
 //	)
 //
@@ -44,7 +44,7 @@ import (
 	"strings"
 	"syscall"
 
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // Exit codes.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // cli runs the command line in-process and returns the exit code and both streams.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 func init() {

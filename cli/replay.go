@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // replayer re-executes a trace of another engine (the model checker registers one) and

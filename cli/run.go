@@ -3,20 +3,20 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/simrun-dev/simrun/checker"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"simrun/checker"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"simrun/faults"
-	"simrun/reports"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func init() {

@@ -3,13 +3,13 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/sim"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"simrun/checker"
-	"simrun/reports"
-	"simrun/sim"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"simrun/checker/checkerbench"
-	"simrun/scenarios"
-	"simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/checker/checkerbench"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/faults"
+	"github.com/simrun-dev/simrun/faults"
 )
 
 // Inputs a lenient decoder used to accept (issue 16, item 3): each is refused with one

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Params sets the intensity of a generated plan. Every fault lies in [Start, Horizon]

@@ -37,7 +37,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Kinds lists the fault kinds a plan may use.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"simrun/faults"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 var names = []string{"a", "b", "c"}

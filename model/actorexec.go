@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // actorSys is a validated Actors system compiled for the checker.

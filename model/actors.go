@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Actors describes an actor system made of the same sim nodes the simulator runs. The

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // msg is a test message.

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // State is one global state of an actor system: what properties (and Boundary) read.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // checker is a compiled Spec[S]: the property tables the strategies share.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // FollowTrace checks that a simulator trace (the records of a sim.Kernel run of the same

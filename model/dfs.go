@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Depth-first search and random walks: one worker, the current path's states only

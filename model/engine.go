@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Strategy is a search strategy.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // grid is a small plain spec: states (x, y) in [0,n)², moves +1 on x or y, and a

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"simrun/model"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Ball is hit back and forth; N counts the hits so far.

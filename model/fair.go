@@ -3,7 +3,7 @@ package model
 import (
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Liveness: eventually-properties on finite and infinite paths.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // loop: states 0 and 1 alternate by an unfair "spin"; "exit" (fair) leads to 2, where

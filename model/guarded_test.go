@@ -3,7 +3,7 @@ package model
 import (
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 type gReq struct{}

@@ -3,7 +3,7 @@ package model
 import (
 	"encoding/binary"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // hasher is a streaming 64-bit hash over words: h ← Mix64(h ⊕ w) per word, a chain of

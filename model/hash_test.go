@@ -3,7 +3,7 @@ package model_test
 import (
 	"testing"
 
-	"simrun/model"
+	"github.com/simrun-dev/simrun/model"
 )
 
 func TestHasherAndFingerprint(t *testing.T) {

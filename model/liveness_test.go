@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // peterson is Peterson's mutual exclusion for two processes. pc: 0 idle, 1 flag set,

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"simrun/internal/params"
+	"github.com/simrun-dev/simrun/internal/params"
 )
 
 // Param documents one model parameter (`simrun check MODEL -p name=value`).

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Action labels one transition of a Spec. The checker never interprets it: it passes it

@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // TraceEngine is the "engine" value in the header of every trace the model checker

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func sampleRun() Run {

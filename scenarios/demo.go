@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	"simrun/sim"
-	"simrun/sim/demo"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/sim"
+	"github.com/simrun-dev/simrun/sim/demo"
 )
 
 // The kernel's own demo protocol (package sim/demo): a counter service with client

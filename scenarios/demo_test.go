@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"simrun/checker"
-	"simrun/scenarios"
-	"simrun/scenarios/scenariotest"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // TestDemoSeeds: the demo protocol's properties (at-most-once, replies match,

@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 func TestTuneGC(t *testing.T) {

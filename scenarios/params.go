@@ -1,6 +1,6 @@
 package scenarios
 
-import "simrun/internal/params"
+import "github.com/simrun-dev/simrun/internal/params"
 
 // Param documents one scenario parameter (-p name=value).
 type Param = params.Def

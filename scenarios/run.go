@@ -10,9 +10,9 @@ import (
 	"os"
 	"strings"
 
-	"simrun/checker"
-	"simrun/faults"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Options selects one run of a scenario.

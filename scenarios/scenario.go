@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	"simrun/reports"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Scenario is a named, seeded scenario: either a single run (Build) or an experiment

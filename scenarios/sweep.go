@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"simrun/checker"
+	"github.com/simrun-dev/simrun/checker"
 )
 
 // SweepFormat names the JSON format of sweep results (shard files).

@@ -7,12 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"simrun/checker"
-	"simrun/reports"
-	"simrun/scenarios"
-	"simrun/scenarios/scenariotest"
-	"simrun/sim"
-	"simrun/sim/demo"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
+	"github.com/simrun-dev/simrun/sim/demo"
 )
 
 // forgetful is a deliberately broken demo server: it forgets a client's

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"testing"
 
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // FuzzTraceReader: whatever the bytes, reading a trace returns a header or an input

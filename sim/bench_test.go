@@ -3,7 +3,7 @@ package sim_test
 import (
 	"testing"
 
-	"simrun/sim/simbench"
+	"github.com/simrun-dev/simrun/sim/simbench"
 )
 
 func BenchmarkKernel(b *testing.B)       { simbench.Kernel(b) }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 type inner struct {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"simrun/faults"
-	"simrun/sim"
-	"simrun/sim/demo"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/sim"
+	"github.com/simrun-dev/simrun/sim/demo"
 )
 
 const ms = time.Millisecond

@@ -10,7 +10,7 @@ func TestTypeNameIsUnambiguous(t *testing.T) {
 		v    any
 		want string
 	}{
-		{Time(0), "simrun/sim.Time"},
+		{Time(0), "github.com/simrun-dev/simrun/sim.Time"},
 		{[]int(nil), "[]int"},
 		{7, "int"},
 	} {

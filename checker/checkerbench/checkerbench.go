@@ -11,7 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
+	"github.com/simrun-dev/simrun/checker"
 )
 
 // Size of the benchmark history: 100k operations on 128 keys.

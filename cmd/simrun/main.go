@@ -7,8 +7,8 @@ package main
 import (
 	"os"
 
-	"simrun/cli"
-	_ "simrun/model/twophase" // registers the twophase and 2pc models
+	"github.com/simrun-dev/simrun/cli"
+	_ "github.com/simrun-dev/simrun/model/twophase" // registers the twophase and 2pc models
 )
 
 func main() { os.Exit(cli.Main()) }

@@ -1,3 +1,3 @@
 package main
 
-import _ "simrun/scenarios/exactlyonce" // registers the exactlyonce/* scenarios and model
+import _ "github.com/simrun-dev/simrun/scenarios/exactlyonce" // registers the exactlyonce/* scenarios and model

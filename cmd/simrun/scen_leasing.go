@@ -1,3 +1,3 @@
 package main
 
-import _ "simrun/scenarios/leasing"
+import _ "github.com/simrun-dev/simrun/scenarios/leasing"

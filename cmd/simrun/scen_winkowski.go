@@ -1,3 +1,3 @@
 package main
 
-import _ "simrun/scenarios/winkowski" // registers the winkowski/… scenarios
+import _ "github.com/simrun-dev/simrun/scenarios/winkowski" // registers the winkowski/… scenarios

@@ -5,8 +5,8 @@ package modelbench
 import (
 	"testing"
 
-	"simrun/model"
-	"simrun/model/twophase"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/model/twophase"
 )
 
 // TwoPhase returns a benchmark that checks the TLA+ TwoPhase model with rm resource

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/model"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The actor-system 2PC ("2pc"): a coordinator (node 0) and participants (nodes 1..n) as

@@ -3,7 +3,7 @@ package twophase_test
 import (
 	"testing"
 
-	"simrun/model/modelbench"
+	"github.com/simrun-dev/simrun/model/modelbench"
 )
 
 // BenchmarkTwoPhase9 is the benchmark: TLA+ TwoPhase with rm=9 (10 340 352

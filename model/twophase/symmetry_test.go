@@ -3,7 +3,7 @@ package twophase
 import (
 	"testing"
 
-	"simrun/model"
+	"github.com/simrun-dev/simrun/model"
 )
 
 // permutations returns every permutation of 0..n-1.

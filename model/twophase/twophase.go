@@ -31,8 +31,8 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/model"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // RM states, TM states.

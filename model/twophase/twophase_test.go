@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"simrun/model"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // TLC, Stateright and Spin agree on these counts for TwoPhase.tla.

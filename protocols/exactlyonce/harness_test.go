@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // net is a hand-driven test network: the test decides which message is delivered

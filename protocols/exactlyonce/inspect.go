@@ -3,7 +3,7 @@ package exactlyonce
 import (
 	"strings"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // StableKind names a kind of protocol record in stable storage.

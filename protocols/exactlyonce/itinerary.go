@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // AgentID is a globally unique agent identifier (paper §4: the AgentId of a StageId).

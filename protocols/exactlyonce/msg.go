@@ -1,6 +1,6 @@
 package exactlyonce
 
-import "simrun/sim"
+import "github.com/simrun-dev/simrun/sim"
 
 // Tid identifies a transaction: the coordinator's node and a sequence number kept in
 // its stable storage (so Tids stay unique across crashes). Paper §4 fn. 5: the same

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Timing holds the protocol's timeouts and periods (all on the node's local clock).

@@ -1,6 +1,6 @@
 package exactlyonce
 
-import "simrun/sim"
+import "github.com/simrun-dev/simrun/sim"
 
 // Observation kinds recorded for the checkers and metrics. Checkers read only these
 // and the final stable storage; they never look into a running node.

@@ -3,7 +3,7 @@ package exactlyonce
 import (
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The orchestrator (paper §4): a resource manager at the worker that turns rm_prepare

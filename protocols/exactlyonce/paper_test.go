@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // route is the itinerary of most tests: launch at n0; stage 1 on n1 (worker), n2, n3;

@@ -3,7 +3,7 @@ package exactlyonce
 import (
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The selection protocol (paper §5, EO-8): observers monitor the worker through its

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Clone implements sim.Cloner: a deep copy sharing only the immutable configuration

@@ -3,7 +3,7 @@ package exactlyonce
 import (
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The transaction manager (EO-3): an X/Open-DTP-like TM running two-phase commit with

@@ -3,7 +3,7 @@ package exactlyonce
 import (
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The voter (paper §4): every stage node votes on the stage transactions of the

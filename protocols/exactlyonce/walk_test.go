@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Random walks over the hand-driven network: any queued message may be delivered

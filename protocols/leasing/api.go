@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // This file is the lease API of Fig. 5 and §4 (LS-2), usable from application code

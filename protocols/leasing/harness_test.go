@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // do is a test injection: a closure run inside a device's handler call.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Meter is the application of the measurements (scenario leasing/detection): one

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The mobile music player of §2.1 and §4 (LS-5). When two players come in range, each

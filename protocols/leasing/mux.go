@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Mux runs several applications on one device, routing by name prefix: object names,

@@ -3,7 +3,7 @@ package leasing
 import (
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Observation kinds recorded by the runtime (the checkers read them; see package

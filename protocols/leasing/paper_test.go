@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // One test per rule of the paper (tagged with the digest's rule and the paper's

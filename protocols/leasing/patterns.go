@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Interceptor is a leasing pattern: the server-side interceptor of §5.1 (Fig. 5,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Probe is a small application that exercises every lease operation the music player

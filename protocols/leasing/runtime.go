@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Config configures one device's leasing runtime. It is shared, read-only, by every

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Fast copies and canonical encodings of a device, for the model checker (sim.Cloner,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // RefID names one reference. The grantor's export (server side) and the holder's

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // JobState is an agent's progress through one of its jobs. The game's agents and the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // PoolID names a pool: its index in Config.Pools.

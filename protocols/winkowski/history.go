@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The checks below read a run's observations only (never a running node). They are

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The history checks catch what they claim to, on crafted histories.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // ---- the resource manager's actions on one pool (WK-2) ----

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // FormKind names the forms a task sends to the manager of a pool (paper §2, §3

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func to(n sim.NodeID) func(sim.NodeID, sim.Message) bool {

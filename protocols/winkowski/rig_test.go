@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // rig drives nodes by hand: one handler call at a time, effects returned for

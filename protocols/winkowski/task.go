@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Status is a task's status (paper §3, "Local states of tasks").

@@ -3,7 +3,7 @@ package eoscen
 import (
 	"testing"
 
-	"simrun/model"
+	"github.com/simrun-dev/simrun/model"
 )
 
 // BenchmarkActorsExactlyonce explores the exactlyonce model (default parameters, no

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/reports"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The EO-P4 experiment: does adding observers stop a permanent node crash from

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	"simrun/checker"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // required reports whether EO-P3 requires agent a to complete. With every node

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"simrun/faults"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/faults"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Metrics are the per-run metrics of an exactly-once scenario (Report.Metrics, shown

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"simrun/model"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The model-checked configuration "exactlyonce" (issue 5, item 7): one agent, two

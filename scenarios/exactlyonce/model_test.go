@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"simrun/model"
+	"github.com/simrun-dev/simrun/model"
 )
 
 // checkModel instantiates the registered "exactlyonce" model with overrides (the CLI's

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Property names.

@@ -3,7 +3,7 @@
 // EO-I1, the atomicity of stage transactions of EO-2/EO-3; voter-crash adds its own
 // EO-7 property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
 // model-checker configuration "exactlyonce". The protocol is in
-// simrun/protocols/exactlyonce.
+// github.com/simrun-dev/simrun/protocols/exactlyonce.
 //
 // Every scenario takes the same parameters (see Params); they differ in their default
 // itinerary and fault plan. The workload launches agents at their home nodes, spaced
@@ -18,11 +18,11 @@ import (
 	"strings"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // param defaults shared by every scenario; scenarios override some.

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/scenarios"
-	"simrun/scenarios/scenariotest"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // singleRun lists the single-run scenarios (all but the experiment and the lossy one,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
-	eo "simrun/protocols/exactlyonce"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The sequential specification of one pool of one node's resource service (EO-P2):

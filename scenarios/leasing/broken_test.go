@@ -4,8 +4,8 @@ import (
 	"slices"
 	"time"
 
-	ls "simrun/protocols/leasing"
-	"simrun/scenarios"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // Deliberately broken variants of the protocol, registered as test scenarios: each is

@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	ls "simrun/protocols/leasing"
-	"simrun/reports"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The measurements of leasing/detection. Every run is a two-device system (server S,

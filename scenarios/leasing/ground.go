@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"simrun/faults"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // ground is the checkers' ground truth about a run's environment, computed from the

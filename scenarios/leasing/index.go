@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"simrun/checker"
-	ls "simrun/protocols/leasing"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // index is one run's observations, grouped by lease and reference, built once per run

@@ -10,12 +10,12 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
-	"simrun/faults"
-	ls "simrun/protocols/leasing"
-	"simrun/scenarios"
-	"simrun/scenarios/scenariotest"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // TestScenarioSeeds: every leasing scenario holds all its properties (LS-P1…P6, the

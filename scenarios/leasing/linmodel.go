@@ -6,9 +6,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
-	ls "simrun/protocols/leasing"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // LS-P6: the history of each lease is linearizable against a sequential lease

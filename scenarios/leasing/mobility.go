@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"simrun/faults"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // MobilityParams draws devices moving in and out of each other's range. Every pair of

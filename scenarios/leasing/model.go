@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/model"
-	ls "simrun/protocols/leasing"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The model-checked configuration "leasing": one server S and one client C running the

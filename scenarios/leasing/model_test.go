@@ -5,8 +5,8 @@ import (
 	"maps"
 	"testing"
 
-	"simrun/model"
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // modelMaxStates is well above every configuration the tests check (the largest has

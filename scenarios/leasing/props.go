@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"simrun/checker"
-	ls "simrun/protocols/leasing"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // env is what a run's properties know about its setup: the ground truth of the

@@ -6,11 +6,11 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
-	"simrun/faults"
-	ls "simrun/protocols/leasing"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Regressions found by review, each with the fault plan that showed it.

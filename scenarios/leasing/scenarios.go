@@ -6,11 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	ls "simrun/protocols/leasing"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Common runtime parameters of every leasing scenario.

@@ -3,7 +3,7 @@ package scenariotest
 import (
 	"testing"
 
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // Sweep benchmark settings: seeds of a CPU-bound scenario (the demo under swarm

@@ -48,9 +48,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"simrun/checker"
-	"simrun/faults"
-	"simrun/scenarios"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // DefaultChecks is the number of cases Plans runs when Options.Checks is 0.

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
 
-	"simrun/scenarios"
-	"simrun/sim"
-	"simrun/sim/demo"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
+	"github.com/simrun-dev/simrun/sim/demo"
 )
 
 // forgetful is a deliberately broken demo server: it forgets its deduplication entry

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"simrun/faults"
-	"simrun/protocols/winkowski"
-	"simrun/protocols/winkowski/baseline"
-	"simrun/reports"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/protocols/winkowski/baseline"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // variantOf names a protocol configuration measured by the experiments.

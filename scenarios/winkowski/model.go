@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"simrun/model"
-	"simrun/protocols/winkowski"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The model-checked configuration: the game's own nodes — one agent running three

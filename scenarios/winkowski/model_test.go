@@ -3,7 +3,7 @@ package wkscen
 import (
 	"testing"
 
-	"simrun/model"
+	"github.com/simrun-dev/simrun/model"
 )
 
 func checkModel(t *testing.T, params map[string]string, o model.Options) *model.Result {

@@ -7,10 +7,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"simrun/checker"
-	"simrun/protocols/winkowski"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The properties of every run (paper §1, §4; digest WK-P1…P4):

@@ -46,12 +46,12 @@ import (
 	"strings"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	"simrun/protocols/winkowski"
-	"simrun/protocols/winkowski/baseline"
-	"simrun/scenarios"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/protocols/winkowski/baseline"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // commonParams are taken by every single-run scenario; each scenario adds its own.

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"simrun/checker"
-	"simrun/faults"
-	"simrun/protocols/winkowski"
-	"simrun/scenarios"
-	"simrun/scenarios/scenariotest"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // single-run scenarios and the fault plans they draw on their own.

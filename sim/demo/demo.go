@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Op is an operation kind.

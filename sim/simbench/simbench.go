@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // InFlight is the number of events pending in both benchmarks' steady state.

@@ -32,8 +32,8 @@ import (
 	"strconv"
 	"strings"
 
-	"simrun/protocols/winkowski"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Mode selects a baseline.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"simrun/protocols/winkowski"
-	"simrun/sim"
+	"github.com/simrun-dev/simrun/protocols/winkowski"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func dining(n, meals int) *winkowski.System {
