@@ -273,8 +273,23 @@ func TestLinearizableVisualization(t *testing.T) {
 		obs(2, "return", ret{2, 1, 1}),
 		obs(0, "return", ret{0, 1, 0}),
 	)
-	if v := Evaluate(good, []Property{prop})[0]; v.Class != OK {
+	if v := Evaluate(good, []Property{prop})[0]; v.Class != OK || v.Artifact != "" {
 		t.Fatalf("got %+v", v)
+	}
+	// With Visualize (a run report), a linearizable history is drawn too, and the
+	// operations are kept in virtual time for the latency plot.
+	good.ArtifactDir, good.Visualize = t.TempDir(), true
+	v = Evaluate(good, []Property{prop})[0]
+	if v.Class != OK || !strings.HasSuffix(v.Artifact, "-all.html") {
+		t.Fatalf("visualize: %+v", v)
+	}
+	if html, err := os.ReadFile(v.Artifact); err != nil || !strings.Contains(string(html), "read() → 1") {
+		t.Fatalf("visualization of a linearizable history: %v (%d bytes)", err, len(html))
+	}
+	spans := good.Spans()
+	ms := sim.Time(time.Millisecond)
+	if len(spans) != 3 || spans[0].Call != 0 || spans[0].Return != 5*ms || spans[2].Call != 3*ms || spans[2].Return != 4*ms || spans[0].Property != "register" {
+		t.Fatalf("spans %+v", spans)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // Operation is one call/return pair taken from a history, ready for porcupine.
@@ -67,17 +69,19 @@ type LinResult struct {
 // (porcupine calls it on its own goroutines, where a panic would kill the process) is
 // caught and reported in Err.
 func CheckLinearizable(model porcupine.Model, ops []Operation, timeout time.Duration) LinResult {
-	return checkKeyed(func(string) porcupine.Model { return model }, true, ops, timeout)
+	return checkKeyed(func(string) porcupine.Model { return model }, true, ops, timeout, false)
 }
 
 // CheckLinearizableKeyed is CheckLinearizable with a model per key: modelFor is called
 // once for each distinct Operation.Key, e.g. to check each pool against a Pool of its
 // own units. LinResult.Model is the model of the reported key.
 func CheckLinearizableKeyed(modelFor func(key string) porcupine.Model, ops []Operation, timeout time.Duration) LinResult {
-	return checkKeyed(modelFor, false, ops, timeout)
+	return checkKeyed(modelFor, false, ops, timeout, false)
 }
 
-func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Operation, timeout time.Duration) LinResult {
+// checkKeyed checks ops; with verbose, a linearizable history also comes back with the
+// bookkeeping to visualize it (every key in one page: Located set, Key "").
+func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Operation, timeout time.Duration, verbose bool) LinResult {
 	byKey := map[string][]porcupine.Operation{}
 	for _, o := range ops {
 		ret := o.Return
@@ -138,9 +142,19 @@ func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Oper
 	all.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
 	all.PartitionEvent = nil
 	start := time.Now()
-	r := porcupine.CheckOperationsTimeout(all, parts[0], timeout) // porcupine only hands parts[0] to Partition
+	var r porcupine.CheckResult
+	var info porcupine.LinearizationInfo
+	if verbose {
+		r, info = porcupine.CheckOperationsVerbose(all, parts[0], timeout) // porcupine only hands parts[0] to Partition
+	} else {
+		r = porcupine.CheckOperationsTimeout(all, parts[0], timeout)
+	}
 	if err := failure(); err != nil {
 		res.Result, res.Err = porcupine.Unknown, err
+		return res
+	}
+	if r == porcupine.Ok && verbose {
+		res.Result, res.Model, res.Info, res.Located = r, all, info, true
 		return res
 	}
 	if r != porcupine.Illegal {
@@ -229,6 +243,24 @@ func taggedModel(models []porcupine.Model) porcupine.Model {
 			}
 			return models[s.m].Hash(s.st)
 		},
+		// for the visualization of a linearizable history (every key on one page)
+		DescribeOperation: func(input, output any) string {
+			in := input.(tagged)
+			if d := models[in.m].DescribeOperation; d != nil {
+				return d(in.in, output)
+			}
+			return fmt.Sprintf("%v -> %v", in.in, output)
+		},
+		DescribeState: func(state any) string {
+			s := state.(taggedState)
+			if s.m < 0 {
+				return "init"
+			}
+			if d := models[s.m].DescribeState; d != nil {
+				return d(s.st)
+			}
+			return fmt.Sprintf("%v", s.st)
+		},
 	}
 }
 
@@ -280,19 +312,19 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // visualization of the failing partition into the run's artifact directory (when one
 // is set); a timeout gives an inconclusive verdict, never ok.
 func Linearizable(name string, model porcupine.Model, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
-	return linearizable(name, func(ops []Operation, timeout time.Duration) LinResult {
-		return CheckLinearizable(model, ops, timeout)
+	return linearizable(name, func(ops []Operation, timeout time.Duration, verbose bool) LinResult {
+		return checkKeyed(func(string) porcupine.Model { return model }, true, ops, timeout, verbose)
 	}, extract, timeout)
 }
 
 // LinearizableKeyed is Linearizable with a model per key (see CheckLinearizableKeyed).
 func LinearizableKeyed(name string, modelFor func(key string) porcupine.Model, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
-	return linearizable(name, func(ops []Operation, timeout time.Duration) LinResult {
-		return CheckLinearizableKeyed(modelFor, ops, timeout)
+	return linearizable(name, func(ops []Operation, timeout time.Duration, verbose bool) LinResult {
+		return checkKeyed(modelFor, false, ops, timeout, verbose)
 	}, extract, timeout)
 }
 
-func linearizable(name string, check func([]Operation, time.Duration) LinResult, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
+func linearizable(name string, check func([]Operation, time.Duration, bool) LinResult, extract func(r *Run) ([]Operation, error), timeout time.Duration) Property {
 	if timeout <= 0 {
 		timeout = DefaultLinTimeout
 	}
@@ -304,11 +336,19 @@ func linearizable(name string, check func([]Operation, time.Duration) LinResult,
 			if err != nil {
 				return err
 			}
-			res := check(ops, timeout)
+			r.recordSpans(name, ops)
+			res := check(ops, timeout, r.Visualize && r.ArtifactDir != "")
 			switch {
 			case res.Err != nil:
 				return Inconclusive("%v", res.Err)
 			case res.Result == porcupine.Ok:
+				if r.Visualize && r.ArtifactDir != "" && res.Located {
+					path, err := writeVisualization(r, name, res)
+					if err != nil {
+						return Inconclusive("linearizable, but %v", err)
+					}
+					r.AddArtifact(path)
+				}
 				return nil
 			case res.Result == porcupine.Unknown:
 				return Inconclusive("linearizability check of %d operations on %d keys timed out after %v", res.Ops, res.Keys, timeout)
@@ -330,11 +370,34 @@ func linearizable(name string, check func([]Operation, time.Duration) LinResult,
 	}
 }
 
+// recordSpans keeps ops in virtual time (their Call and Return are observation
+// indices) for the run report.
+func (r *Run) recordSpans(name string, ops []Operation) {
+	if r.Result == nil {
+		return
+	}
+	at := map[int64]sim.Time{}
+	for _, o := range r.History() {
+		at[o.Index] = o.Time
+	}
+	for _, o := range ops {
+		sp := OpSpan{Property: name, Key: o.Key, Client: o.Client, Call: at[o.Call], Pending: o.Pending}
+		if !o.Pending {
+			sp.Return = at[o.Return]
+		}
+		r.spans = append(r.spans, sp)
+	}
+}
+
 func writeVisualization(r *Run, name string, res LinResult) (string, error) {
 	if err := os.MkdirAll(r.ArtifactDir, 0o755); err != nil {
 		return "", err
 	}
-	file := unsafeName.ReplaceAllString(fmt.Sprintf("%s-seed%d-%s-%s.html", r.Scenario, r.Seed, name, res.Key), "_")
+	key := res.Key
+	if key == "" {
+		key = "all" // a linearizable history: every key on one page
+	}
+	file := unsafeName.ReplaceAllString(fmt.Sprintf("%s-seed%d-%s-%s.html", r.Scenario, r.Seed, name, key), "_")
 	path := filepath.Join(r.ArtifactDir, file)
 	if err := porcupine.VisualizePath(res.Model, res.Info, path); err != nil {
 		return "", fmt.Errorf("writing visualization: %w", err)

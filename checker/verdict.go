@@ -124,8 +124,14 @@ type Run struct {
 	Split bool
 	// ArtifactDir is where a check may write files ("" = nowhere).
 	ArtifactDir string
+	// Visualize asks linearizability checks to write porcupine's visualization into
+	// ArtifactDir even when the history is linearizable (a run report links it);
+	// otherwise only an illegal history gets one.
+	Visualize bool
 	// Artifacts collects the files written (set by checks through AddArtifact).
 	artifacts []string
+	// spans are the client operations linearizability checks read (see Spans).
+	spans []OpSpan
 	// note is what the property being evaluated said about a pass (see Note).
 	note string
 }
@@ -137,6 +143,22 @@ func (r *Run) Note(s string) { r.note = s }
 
 // AddArtifact records a file a check wrote (reported in its verdict).
 func (r *Run) AddArtifact(path string) { r.artifacts = append(r.artifacts, path) }
+
+// OpSpan is one client operation of a run in virtual time, as a linearizability check
+// read it: the run report plots latency over time from these.
+type OpSpan struct {
+	Property string   `json:"property"`
+	Key      string   `json:"key,omitempty"`
+	Client   int      `json:"client"`
+	Call     sim.Time `json:"call"`
+	Return   sim.Time `json:"return,omitempty"`
+	// Pending: the call never returned (Return is unset).
+	Pending bool `json:"pending,omitempty"`
+}
+
+// Spans returns the operations the run's linearizability checks read, in the order
+// the checks ran.
+func (r *Run) Spans() []OpSpan { return r.spans }
 
 // NodeID returns the id of the named node, or -1.
 func (r *Run) NodeID(name string) sim.NodeID {
@@ -177,6 +199,7 @@ func Inconclusive(format string, a ...any) error {
 // Scenario, seed and repro are filled in by the caller.
 func Evaluate(r *Run, props []Property) []Verdict {
 	var vs []Verdict
+	r.spans = nil // each evaluation records the operations afresh
 	complete := true
 	switch r.Outcome {
 	case sim.Panicked:

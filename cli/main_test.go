@@ -334,6 +334,13 @@ func TestReportDirReuse(t *testing.T) {
 	if code, _, errs := cli(t, "run", "demo/faults", "--seed", "3", "--report", dir); code != 0 {
 		t.Fatalf("first report: exit %d %s", code, errs)
 	}
+	// the report plots the workload's latency and links porcupine's visualization of
+	// the (linearizable) history
+	for _, pat := range []string{"latency.svg", "demo_faults-seed3-demo_linearizable-all.html"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) != 1 {
+			t.Fatalf("report lacks %s", pat)
+		}
+	}
 	stale := filepath.Join(dir, "messages-99.svg")
 	if err := os.WriteFile(stale, []byte("<svg/>"), 0o644); err != nil {
 		t.Fatal(err)

@@ -100,6 +100,8 @@ func cmdRun(e *env, args []string) error {
 	if o.ArtifactDir == "" && *reportDir != "" {
 		o.ArtifactDir = *reportDir
 	}
+	// A report links porcupine's visualization of every linearizability check.
+	o.Visualize = *reportDir != "" && o.ArtifactDir == *reportDir
 	if o.ArtifactDir == "" && *tracePath != "" {
 		// Visualizations of illegal histories go next to the trace.
 		o.ArtifactDir = filepath.Dir(*tracePath)
@@ -183,6 +185,9 @@ const maxReportRecords = 200_000
 func writeRunReport(dir string, rep *scenarios.Report, col *sim.RecordCollector) error {
 	rr := reports.Run{Title: fmt.Sprintf("%s seed %d", rep.Scenario, rep.Seed), Scenario: rep.Scenario, Seed: rep.Seed,
 		Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records, Omitted: col.Dropped}
+	for _, op := range rep.Ops {
+		rr.Ops = append(rr.Ops, reports.Op{Call: op.Call, Return: op.Return, Pending: op.Pending})
+	}
 	for _, v := range rep.Verdicts {
 		rr.Verdicts = append(rr.Verdicts, reports.VerdictLine{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
 		if v.Artifact != "" {

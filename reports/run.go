@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/simrun-dev/simrun/sim"
 )
@@ -37,6 +38,15 @@ type Run struct {
 	Omitted int64
 	// Artifacts are files a check wrote (porcupine's visualization), linked from the page.
 	Artifacts []string
+	// Ops are the workload's client operations (from the linearizability checks): the
+	// page plots their latency over virtual time.
+	Ops []Op
+}
+
+// Op is one client operation: called at Call, returned at Return, or never (Pending).
+type Op struct {
+	Call, Return sim.Time
+	Pending      bool
 }
 
 // VerdictLine is one property's verdict.
@@ -354,16 +364,8 @@ func throughputPlot(d *runData) (*plot.Plot, error) {
 	p.X.Label.Text = "virtual time (s)"
 	p.Y.Label.Text = fmt.Sprintf("messages per %v", time.Duration(width).Round(time.Microsecond))
 	p.Add(plotter.NewGrid())
-	ymax := slices.Max(sent) + 1
-	for _, s := range d.spans {
-		a, b := time.Duration(s.from).Seconds(), time.Duration(s.to).Seconds()
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: a, Y: 0}, {X: b, Y: 0}, {X: b, Y: ymax}, {X: a, Y: ymax}})
-		if err != nil {
-			return nil, err
-		}
-		poly.Color = color.NRGBA{R: 214, G: 39, B: 40, A: 30}
-		poly.LineStyle.Width = 0
-		p.Add(poly)
+	if err := shade(p, d, slices.Max(sent)+1); err != nil {
+		return nil, err
 	}
 	for i, series := range []struct {
 		name string
@@ -383,6 +385,72 @@ func throughputPlot(d *runData) (*plot.Plot, error) {
 	}
 	p.Legend.Top = true
 	return p, nil
+}
+
+// shade draws the fault periods as translucent bands up to ymax.
+func shade(p *plot.Plot, d *runData, ymax float64) error {
+	for _, s := range d.spans {
+		a, b := time.Duration(s.from).Seconds(), time.Duration(s.to).Seconds()
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: a, Y: 0}, {X: b, Y: 0}, {X: b, Y: ymax}, {X: a, Y: ymax}})
+		if err != nil {
+			return err
+		}
+		poly.Color = color.NRGBA{R: 214, G: 39, B: 40, A: 30}
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+	}
+	return nil
+}
+
+// latencyPlot draws each operation's latency at its call time, and the operations
+// that never returned as crosses at the top, with the fault periods shaded.
+func latencyPlot(d *runData, ops []Op) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Operation latency over virtual time (faults shaded)"
+	p.X.Label.Text = "call time (s)"
+	p.Y.Label.Text = "latency (ms)"
+	p.Add(plotter.NewGrid())
+	done, pending, top := latencyPoints(ops)
+	if err := shade(p, d, top); err != nil {
+		return nil, err
+	}
+	for i, series := range []struct {
+		name  string
+		xys   plotter.XYs
+		shape draw.GlyphDrawer
+	}{{"returned", done, draw.CircleGlyph{}}, {"never returned", pending, draw.CrossGlyph{}}} {
+		if len(series.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(series.xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = plotutil.Color(i), series.shape, vg.Points(2)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", series.name, len(series.xys)), sc)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+// latencyPoints are the latency plot's points: (call time in s, latency in ms) of the
+// operations that returned, and the pending ones at the top of the plot (top).
+func latencyPoints(ops []Op) (done, pending plotter.XYs, top float64) {
+	for _, o := range ops {
+		if !o.Pending {
+			ms := float64(o.Return-o.Call) / 1e6
+			done = append(done, plotter.XY{X: time.Duration(o.Call).Seconds(), Y: ms})
+			top = max(top, ms)
+		}
+	}
+	top = max(top*1.1, 1)
+	for _, o := range ops {
+		if o.Pending {
+			pending = append(pending, plotter.XY{X: time.Duration(o.Call).Seconds(), Y: top})
+		}
+	}
+	return done, pending, top
 }
 
 func endText(d *runData) string {
@@ -433,6 +501,20 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		}
 		files = append(files, path)
 	}
+	latency := len(r.Ops) > 0 && !d.logical
+	if latency {
+		lp, err := latencyPlot(d, r.Ops)
+		if err != nil {
+			return nil, fmt.Errorf("reports: %w", err)
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, "latency"+ext)
+			if err := lp.Save(7*vg.Inch, 3*vg.Inch, path); err != nil {
+				return nil, fmt.Errorf("reports: %s: %w", path, err)
+			}
+			files = append(files, path)
+		}
+	}
 	type kindRow struct {
 		Kind                  string
 		Sent, Delivered, Lost int
@@ -456,7 +538,7 @@ func WriteRun(dir string, r Run) ([]string, error) {
 	}
 	path, err := writePage(dir, runPage, map[string]any{"R": r, "Params": sortedParams(r.Params), "Pages": pages, "Kinds": kinds, "Nodes": nodes,
 		"Events": len(r.Records), "Sends": len(d.sends), "End": endText(d), "Artifacts": arts,
-		"Undrawn": max(0, len(d.sends)-MaxMessagePages*MessagesPerPage)})
+		"Undrawn": max(0, len(d.sends)-MaxMessagePages*MessagesPerPage), "Latency": latency, "Ops": len(r.Ops)})
 	if err != nil {
 		return nil, err
 	}
@@ -485,6 +567,7 @@ var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 {{range $i, $p := .Pages}} <a href="{{$p}}">{{$p}}</a>{{end}}{{if gt .Undrawn 0}} — the diagram stops after {{len .Pages}} pages: {{.Undrawn}} later messages are counted below but not drawn{{end}}</p>
 <figure><img src="{{index .Pages 0}}" alt="messages, page 1"></figure></section>
 <section id="throughput"><h2>Messages over time</h2><figure><img src="throughput.svg" alt="messages over time"></figure></section>
+{{if .Latency}}<section id="latency"><h2>Latency of the workload</h2><p class="muted">The {{.Ops}} client operations the linearizability check read: latency at call time; crosses at the top never returned.</p><figure><img src="latency.svg" alt="operation latency over time"></figure></section>{{end}}
 <section id="kinds"><h2>Messages by kind and node</h2>
 <table><tr><th>kind</th><th>sent</th><th>delivered</th><th>lost</th></tr>{{range .Kinds}}<tr><td>{{.Kind}}</td><td>{{.Sent}}</td><td>{{.Delivered}}</td><td>{{.Lost}}</td></tr>{{end}}</table>
 <table><tr><th>node</th><th>sent</th><th>delivered to</th><th>lost on the way to</th></tr>{{range .Nodes}}<tr><td>{{.Kind}}</td><td>{{.Sent}}</td><td>{{.Delivered}}</td><td>{{.Lost}}</td></tr>{{end}}</table></section>

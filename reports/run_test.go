@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,31 @@ func TestRunPage(t *testing.T) {
 	}
 	if got := openInBrowser(t, filepath.Join(dir, "index.html")); got != "ok" {
 		t.Fatalf("run page in the browser: %s", got)
+	}
+	if strings.Contains(string(page), `id="latency"`) {
+		t.Fatal("a run without client operations has a latency section")
+	}
+	// With the workload's operations: a latency plot, its points equal to the ops.
+	r := sampleRun()
+	r.Ops = []Op{{Call: 0, Return: 10e6}, {Call: 20e6, Return: 50e6}, {Call: 30e6, Pending: true}}
+	dir = t.TempDir()
+	if _, err := WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	page, _ = os.ReadFile(filepath.Join(dir, "index.html"))
+	if !strings.Contains(string(page), `src="latency.svg"`) || !strings.Contains(string(page), "The 3 client operations") {
+		t.Fatal("page lacks the latency plot")
+	}
+	done, pending, _ := latencyPoints(r.Ops)
+	var pts []string
+	for _, xy := range append(done, pending...) {
+		pts = append(pts, fmt.Sprintf("%g,%g", xy.X, xy.Y))
+	}
+	if got := strings.Join(pts, " "); got != "0,10 0.02,30 0.03,33" {
+		t.Fatalf("latency points %s, want 0,10 0.02,30 and the pending call at the top (0.03,33)", got)
+	}
+	if got := openInBrowser(t, filepath.Join(dir, "index.html")); got != "ok" {
+		t.Fatalf("run page with latency in the browser: %s", got)
 	}
 }
 

@@ -29,6 +29,9 @@ type Options struct {
 	Tracer sim.Tracer
 	// ArtifactDir is where checks may write files (porcupine visualizations).
 	ArtifactDir string
+	// Visualize writes porcupine's visualization of every linearizability check into
+	// ArtifactDir, linearizable or not (run reports link it).
+	Visualize bool
 }
 
 // Report is the outcome of one run.
@@ -45,6 +48,9 @@ type Report struct {
 	// Notes are the settings drawn from the seed (Setup.Notes).
 	Notes []string `json:"notes,omitempty"`
 	Repro string   `json:"repro"`
+	// Ops are the client operations the linearizability checks read, in virtual time
+	// (the run report's latency plot).
+	Ops []checker.OpSpan `json:"-"`
 }
 
 // Failed reports whether any property failed.
@@ -165,7 +171,7 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 		return nil, fmt.Errorf("trace: %w", tw.Err())
 	}
 	st := setup.Faults.Settled()
-	run := &checker.Run{Result: res, Scenario: sc.Name, Settled: st.At, Down: st.Down, Split: st.Split, ArtifactDir: o.ArtifactDir}
+	run := &checker.Run{Result: res, Scenario: sc.Name, Settled: st.At, Down: st.Down, Split: st.Split, ArtifactDir: o.ArtifactDir, Visualize: o.Visualize}
 	vs := checker.Evaluate(run, setup.Properties)
 	repro := Repro(sc.Name, o.Seed, ps.NonDefault(), o.FaultsFile)
 	for i := range vs {
@@ -177,7 +183,7 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	}
 	rep := &Report{
 		Scenario: sc.Name, Seed: o.Seed, Params: ps.Values(), Faults: setup.Faults, Result: res,
-		Settled: st.At, Verdicts: vs, Verdict: w, Repro: repro, Notes: setup.Notes,
+		Settled: st.At, Verdicts: vs, Verdict: w, Repro: repro, Notes: setup.Notes, Ops: run.Spans(),
 	}
 	if setup.Metrics != nil {
 		rep.Metrics = setup.Metrics(res)
