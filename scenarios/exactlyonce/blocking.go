@@ -82,6 +82,20 @@ func blockingTopology(stages, observers int, simple bool) ([]string, string) {
 	return names, strings.Join(parts, " | ")
 }
 
+// stageNodes returns each hop's node ids of a variant (hop 0: the home node).
+func stageNodes(stages, observers int, simple bool) [][]sim.NodeID {
+	names, itinerary := blockingTopology(stages, observers, simple)
+	var out [][]sim.NodeID
+	for _, part := range strings.Split(itinerary, " | ") {
+		var ids []sim.NodeID
+		for _, n := range strings.Split(part, ",") {
+			ids = append(ids, sim.NodeID(slices.Index(names, n)))
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
 // blockingPlan crashes each non-home node for good with probability rate, at a
 // uniform time in [0, window]; node by node from its own stream, so the crashes of a
 // seed are the same for every variant and rate changes move nodes in or out only.
@@ -165,6 +179,113 @@ type pointResult struct {
 	messages                int64
 	perAgent                []float64 // per run: messages sent / agents accepted
 	failing                 []uint64
+	// blocked agents by cause (see blockCause)
+	noMajority, inDoubt, other int
+	// failover: from a stage's worker crashing mid-stage to the stage committing
+	// elsewhere (ms); failoverLost: such stages that never committed
+	failover     []float64
+	failoverLost int
+}
+
+// blockCause says why an agent that did not complete is stuck: "no majority" when at
+// most half of the nodes are up at the stage the agent is at or at the stage its
+// transaction must move it to (the stage cannot vote, or cannot take the agent: for
+// the simple protocol, the one node is down), "in doubt" when a node holds a prepared
+// Put of it whose coordinator is down (the 2PC blocks), "other" otherwise (still
+// running at the deadline, say). stages lists each hop's node ids.
+func blockCause(rep *scenarios.Report, agent eo.AgentID, stages [][]sim.NodeID) string {
+	hop := 0 // the stage the agent is at: one after its last committed stage
+	for _, o := range rep.Result.History {
+		if c, ok := o.Value.(eo.Committed); ok && c.Stage.Agent == agent {
+			hop = max(hop, int(c.Stage.Hop)+1)
+		}
+	}
+	for h := hop; h <= hop+1 && h < len(stages); h++ {
+		up := 0
+		for _, n := range stages[h] {
+			if rep.Result.Final[n].Up {
+				up++
+			}
+		}
+		if 2*up <= len(stages[h]) {
+			return "no majority"
+		}
+	}
+	for _, f := range rep.Result.Final {
+		if !f.Up {
+			continue
+		}
+		for _, it := range eo.Inspect(f.Stable) {
+			if it.Kind == eo.StablePrepared && it.Stage.Agent == agent && len(it.Waits) > 0 && !rep.Result.Final[it.Waits[0]].Up {
+				return "in doubt"
+			}
+		}
+	}
+	return "other"
+}
+
+// failovers measures, for every stage whose worker (the node that last began its
+// transaction) crashed before the stage committed, the time from the crash to the
+// commit by another worker; stages that never commit are counted apart.
+func failovers(rep *scenarios.Report) (times []float64, lost int) {
+	type began struct {
+		at   sim.Time
+		node sim.NodeID
+	}
+	workers := map[eo.StageID][]began{}
+	committed := map[eo.StageID]sim.Time{}
+	for _, o := range rep.Result.History {
+		switch v := o.Value.(type) {
+		case eo.Began:
+			workers[v.Stage] = append(workers[v.Stage], began{o.Time, v.Node})
+		case eo.Committed:
+			if _, ok := committed[v.Stage]; !ok {
+				committed[v.Stage] = o.Time
+			}
+		}
+	}
+	crashed := map[string]sim.Time{}
+	for _, e := range rep.Faults.Events {
+		if e.Kind == "crash" {
+			crashed[e.Node] = sim.Time(e.At)
+		}
+	}
+	stages := make([]eo.StageID, 0, len(workers))
+	for st := range workers {
+		stages = append(stages, st)
+	}
+	slices.SortFunc(stages, func(a, b eo.StageID) int {
+		if a.Agent != b.Agent {
+			return int(a.Agent) - int(b.Agent)
+		}
+		return int(a.Hop - b.Hop)
+	})
+	for _, st := range stages {
+		// the worker at the time of its crash: the last to begin before it
+		for _, b := range workers[st] {
+			tc, ok := crashed[rep.Result.Final[b.node].Name]
+			if !ok || tc < b.at {
+				continue
+			}
+			later := false
+			for _, b2 := range workers[st] {
+				if b2.at > b.at && b2.at <= tc && b2.node != b.node {
+					later = true
+				}
+			}
+			tcm, done := committed[st]
+			if later || (done && tcm <= tc) {
+				continue
+			}
+			if done {
+				times = append(times, float64(tcm-tc)/1e6)
+			} else {
+				lost++
+			}
+			break
+		}
+	}
+	return times, lost
 }
 
 func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
@@ -191,6 +312,7 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	work := p.String("work")
 	deadline := p.String("deadline")
 	workers := p.IntMin("workers", 0)
+	stagesN := p.IntMin("stages", 2)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -265,16 +387,38 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		res := &results[j.pi]
 		res.runs++
 		launch := map[eo.AgentID]sim.Time{}
+		finished := map[eo.AgentID]bool{}
+		var order []eo.AgentID
 		for _, o := range rep.Result.History {
 			switch v := o.Value.(type) {
 			case eo.Accepted:
 				launch[v.Agent] = o.Time
+				order = append(order, v.Agent)
 				res.agents++
 			case eo.Done:
 				res.completed++
+				finished[v.Agent] = true
 				res.times = append(res.times, o.Time.Sub(launch[v.Agent]))
 			}
 		}
+		pt := points[j.pi]
+		hops := stageNodes(stagesN, pt.observers, pt.proto == "simple")
+		for _, a := range order {
+			if finished[a] {
+				continue
+			}
+			switch blockCause(rep, a, hops) {
+			case "no majority":
+				res.noMajority++
+			case "in doubt":
+				res.inDoubt++
+			default:
+				res.other++
+			}
+		}
+		ft, fl := failovers(rep)
+		res.failover = append(res.failover, ft...)
+		res.failoverLost += fl
 		res.messages += rep.Result.Messages.Sent
 		if n := len(launch); n > 0 {
 			res.perAgent = append(res.perAgent, float64(rep.Result.Messages.Sent)/float64(n))
@@ -330,7 +474,68 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	if len(bad) > 0 {
 		t.Notes = append(t.Notes, "runs with a failed property: "+strings.Join(bad, "; "))
 	}
-	return []*reports.Table{t}, nil
+	tables := []*reports.Table{t}
+	// Blocked agents by cause, one table (and figure) per variant.
+	for vi, pt := range points {
+		if pt.rate != points[0].rate && vi >= len(obs)+1 {
+			break
+		}
+		if vi > len(obs) {
+			break
+		}
+		variant, slug := "simple", "simple"
+		if pt.proto == "extended" {
+			variant, slug = fmt.Sprintf("extended, %d observers", pt.observers), fmt.Sprintf("ext%d", pt.observers)
+		}
+		bt := reports.NewTable("EO-P4 blocked agents by cause: "+variant, "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
+		for pi, q := range points {
+			if q.proto != pt.proto || q.observers != pt.observers {
+				continue
+			}
+			r := results[pi]
+			for _, c := range []struct {
+				name string
+				n    int
+			}{{"no majority", r.noMajority}, {"in doubt", r.inDoubt}, {"other", r.other}} {
+				sh, lo, hi := reports.Wilson(c.n, r.agents)
+				bt.Add(q.rate, c.name, r.runs, r.agents, c.n, fmt.Sprintf("%.4f", sh), fmt.Sprintf("%.4f", lo), fmt.Sprintf("%.4f", hi))
+			}
+		}
+		bt.Figures = []reports.Figure{{Name: "eo-blocked-" + slug, Title: "Agents blocked, by cause: " + variant, X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
+			Series: "cause", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents blocked",
+			Caption: "Why agents did not complete (" + variant + "): no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% Wilson intervals."}}
+		tables = append(tables, bt)
+	}
+	// Failover after a worker crash: the extended protocol with observers.
+	ft := reports.NewTable("EO-P4 failover after a worker crash", "variant", "failover_ms", "fraction", "stages")
+	var fnotes []string
+	for _, k := range obs {
+		if k == 0 {
+			continue
+		}
+		var all []float64
+		lost := 0
+		for pi, q := range points {
+			if q.proto == "extended" && q.observers == k {
+				all = append(all, results[pi].failover...)
+				lost += results[pi].failoverLost
+			}
+		}
+		slices.Sort(all)
+		variant := fmt.Sprintf("extended, %d observers", k)
+		for i, v := range all {
+			ft.Add(variant, fmt.Sprintf("%.1f", v), fmt.Sprintf("%.4f", float64(i+1)/float64(len(all)+lost)), len(all)+lost)
+		}
+		fnotes = append(fnotes, fmt.Sprintf("%s: %d stages lost their worker mid-stage, %d of them never committed (the curve tops out below 1 by that share)", variant, len(all)+lost, lost))
+	}
+	if len(ft.Rows) > 0 {
+		ft.Notes = append(fnotes, "Failover time: from the crash of the node that last began a stage's transaction, before the stage committed, to the stage's commit by another worker; pooled over every crash rate.")
+		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant",
+			XLabel: "time from the worker's crash to the stage's commit (ms)", YLabel: "fraction of stages that lost their worker",
+			Caption: "How long the observers take to select a new worker and commit the stage after the worker crashes mid-stage (EO-5/EO-6: the observers' timeout, the election and the new transaction). Stages that never committed keep the curve below 1."}}
+		tables = append(tables, ft)
+	}
+	return tables, nil
 }
 
 func meanP95(ds []time.Duration) (float64, float64) {
