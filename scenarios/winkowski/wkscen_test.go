@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -417,5 +418,49 @@ func TestSwarmShowsDrawnGamma(t *testing.T) {
 	}
 	if rep, err := scenarios.RunName("winkowski/dining", scenarios.Options{Seed: 1}); err != nil || rep.Notes != nil {
 		t.Fatalf("dining: %v %q", err, rep.Notes)
+	}
+}
+
+// The price of economy: under contention every task still completes (runPoint fails
+// otherwise), the baselines keep their message counts (ordered 3ϱ, central 3), and the
+// game pays for its conflicts: more than its conflict-free 14ϱ from ϱ = 2 on.
+func TestContentionExperiment(t *testing.T) {
+	sc, err := scenarios.Lookup("winkowski/contention")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := scenarios.NewParams(sc.Params, map[string]string{"seeds": "2", "agents": "4", "tasks": "3", "pools": "4", "rho": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := tables[0].Rows
+	if len(rows) != 12 {
+		t.Fatalf("%d rows, want 4 protocols × 3", len(rows))
+	}
+	for _, r := range rows {
+		rho, _ := strconv.Atoi(r[1])
+		msgs, _ := strconv.ParseFloat(r[3], 64)
+		switch r[0] {
+		case "ordered":
+			if msgs != float64(3*rho) {
+				t.Errorf("ordered ϱ=%d: %v messages, want %d", rho, msgs, 3*rho)
+			}
+		case "central":
+			if msgs != 3 {
+				t.Errorf("central ϱ=%d: %v messages, want 3", rho, msgs)
+			}
+		case "winkowski":
+			if rho >= 2 && msgs <= float64(14*rho) {
+				t.Errorf("winkowski ϱ=%d under contention: %v messages, no more than conflict-free 14ϱ", rho, msgs)
+			}
+		}
+	}
+	ps, _ = scenarios.NewParams(sc.Params, map[string]string{"pools": "3", "rho": "4"})
+	if _, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps}); err == nil || !strings.Contains(err.Error(), "more than the 3 pools") {
+		t.Fatalf("rho > pools: %v", err)
 	}
 }
