@@ -336,7 +336,9 @@ func linearizable(name string, check func([]Operation, time.Duration, bool) LinR
 			if err != nil {
 				return err
 			}
-			r.recordSpans(name, ops)
+			if r.Visualize {
+				r.recordSpans(name, ops) // for the run report only: it costs a pass over the history
+			}
 			res := check(ops, timeout, r.Visualize && r.ArtifactDir != "")
 			switch {
 			case res.Err != nil:
