@@ -1,6 +1,7 @@
 package lsscen
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -101,5 +102,36 @@ func TestLeaseOpsDeliveryAfterRevoke(t *testing.T) {
 	}
 	if got := lin(leaseOps(buildIndex(mk(false)))...); got != porcupine.Ok {
 		t.Errorf("a message refused after the revoke: %v, want ok", got)
+	}
+}
+
+// LS-P5 must be exercised, not only hold: across a few swarm seeds some single-call
+// lease receives a second message at the grantor (the probe's back-to-back pings).
+// A mutation pass found that a probe which never sends the second ping left LS-P5
+// passing on thousands of single-call leases that had nothing to catch.
+func TestSingleCallExercised(t *testing.T) {
+	sc, err := scenarios.Lookup("leasing/swarm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, second := 0, 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range rep.Verdicts {
+			if v.Property != "LS-P5/single-call" {
+				continue
+			}
+			var n, m int
+			if _, err := fmt.Sscanf(v.Detail, "%d single-call leases checked, %d received a second message", &n, &m); err != nil {
+				t.Fatalf("seed %d: LS-P5 detail %q", seed, v.Detail)
+			}
+			leases, second = leases+n, second+m
+		}
+	}
+	if leases == 0 || second == 0 {
+		t.Fatalf("LS-P5 checked %d single-call leases, %d with a second message: the property was not exercised", leases, second)
 	}
 }
