@@ -1,7 +1,9 @@
 package lsscen
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -68,7 +70,57 @@ func (e *env) leasingProperties() []checker.Property {
 		e.linearizable(),
 		{Name: "LS-4/futures", Class: checker.Safety, Check: e.futures},
 		{Name: "LS-2/misuse-refused", Class: checker.Safety, Check: e.misuse},
+		{Name: "LS-3/released-dropped", Class: checker.Safety, Check: releasedDropped},
 	}
+}
+
+// LS-3 (the application side of a lease's end): whatever only a lease kept alive is
+// dropped when the lease ends. At the end of a run, on every device that is up, a music
+// player serves no session (In) whose lease is no longer exported there, and runs no
+// exchange (Out) whose session lease it no longer imports: the runtime calls
+// Released or Expired in the same step as it removes a lease, so an entry without its
+// lease is one the application kept after being told. A pass says how many entries
+// it checked.
+func releasedDropped(r *checker.Run) error {
+	checked := 0
+	var errs []error
+	for _, f := range r.Final {
+		d, ok := f.State.(*ls.Device)
+		if !ok || !f.Up {
+			continue
+		}
+		apps := []ls.App{d.App}
+		if m, ok := d.App.(*ls.Mux); ok {
+			apps = m.Apps
+		}
+		for _, a := range apps {
+			p, ok := a.(*ls.Player)
+			if !ok {
+				continue
+			}
+			for _, id := range slices.SortedFunc(maps.Keys(p.In), func(a, b ls.RefID) int { return strings.Compare(a.String(), b.String()) }) {
+				checked++
+				if d.RT.Exports[id] == nil {
+					errs = append(errs, fmt.Errorf("%s still serves session %s, whose lease it no longer exports", f.Name, id))
+				}
+			}
+			for _, peer := range slices.Sorted(maps.Keys(p.Out)) {
+				o := p.Out[peer]
+				if o.Session.IsZero() {
+					continue
+				}
+				checked++
+				if d.RT.Imports[o.Session] == nil {
+					errs = append(errs, fmt.Errorf("%s still runs its exchange with %s over session %s, whose lease it no longer imports", f.Name, r.Final[peer].Name, o.Session))
+				}
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d exchange entries checked", checked))
+	if len(errs) > 3 {
+		errs = append(errs[:3], fmt.Errorf("… %d more", len(errs)-3))
+	}
+	return errors.Join(errs...)
 }
 
 // LS-P1: the service never processes a message that arrived at or after its lease's
