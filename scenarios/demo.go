@@ -78,8 +78,11 @@ func DemoBuild(gen DemoPlan, nw sim.Network, nodes func(cfg *demo.Config, client
 
 func demoSetup(b *Build, gen DemoPlan, nw sim.Network, system func(cfg *demo.Config, clients int) []sim.NodeSpec) (*Setup, error) {
 	p := b.Params
-	clients := p.IntMin("clients", 1)
-	ops := p.IntMin("ops", 0)
+	// Sizes are bounded so that a mistyped value is one line, not an exhausted
+	// machine: 200 000 clients (a ring of 100 000 nodes runs in under a second),
+	// and at most 10 million operations in all.
+	clients := p.IntRange("clients", 1, 200_000)
+	ops := p.IntRange("ops", 0, 1_000_000)
 	keys := p.List("keys")
 	retry := p.PositiveDuration("retry")
 	think := p.Duration("think")
@@ -90,6 +93,9 @@ func demoSetup(b *Build, gen DemoPlan, nw sim.Network, system func(cfg *demo.Con
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("parameter keys: at least one key")
+	}
+	if int64(clients)*int64(ops) > 10_000_000 {
+		return nil, fmt.Errorf("parameters clients=%d and ops=%d: %d operations in all, more than the limit of 10 000 000", clients, ops, int64(clients)*int64(ops))
 	}
 	cfg := &demo.Config{Server: 0, Keys: keys, Retry: retry, Think: think, AddFrac: 60}
 	nodes := system(cfg, clients)
