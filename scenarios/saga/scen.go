@@ -1,0 +1,285 @@
+package sagascen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/protocols/saga"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// Parameters every saga scenario takes.
+var commonParams = []scenarios.Param{
+	{Name: "txs", Default: "4", Help: "transactions started"},
+	{Name: "spacing", Default: "60ms", Help: "time between transaction starts"},
+	{Name: "retry", Default: "40ms", Help: "re-send period of unacknowledged requests and notices"},
+	{Name: "beat", Default: "50ms", Help: "connectivity exchange period (SG-4)"},
+	{Name: "timeout", Default: "200ms", Help: "a neighbour silent this long is lost"},
+	{Name: "grace", Default: "600ms", Help: "grace period before a lost agent's transactions are compensated"},
+	{Name: "bound", Default: "4s", Help: "SG-P4: every transaction ends within this after the faults settle"},
+	{Name: "exchange", Default: "line", Help: "connectivity exchange: line (the paper's) or all (every agent, the baseline)"},
+	{Name: "bug", Default: "none", Help: "plant a bug: none, eager-compensation, rerun-duplicates, compensate-never-run, run-after-abort, forget-compensation"},
+}
+
+func withParams(extra ...scenarios.Param) []scenarios.Param {
+	return append(slices.Clone(commonParams), extra...)
+}
+
+// Policy returns the planted bug a -p bug=… value names.
+func Policy(name string) (*saga.Policy, error) {
+	switch name {
+	case "none", "":
+		return nil, nil
+	case "eager-compensation":
+		return &saga.Policy{EagerCompensation: true}, nil
+	case "rerun-duplicates":
+		return &saga.Policy{RerunDuplicates: true}, nil
+	case "compensate-never-run":
+		return &saga.Policy{CompensateNeverRun: true}, nil
+	case "run-after-abort":
+		return &saga.Policy{RunAfterAbort: true}, nil
+	case "forget-compensation":
+		return &saga.Policy{ForgetCompensation: true}, nil
+	}
+	return nil, fmt.Errorf("parameter bug=%q: want none, eager-compensation, rerun-duplicates, compensate-never-run, run-after-abort or forget-compensation", name)
+}
+
+// kind is how a scenario builds its system, workload and faults.
+type kind struct {
+	name, help string
+	suite      bool
+	params     []scenarios.Param
+	// system builds the saga system; starts draws each transaction's start and input.
+	system func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error)
+	input  func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data)
+	// plan is the scenario's own fault plan.
+	plan func(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error)
+	nw   func(b *scenarios.Build) sim.Network
+}
+
+var kinds = []kind{
+	{name: "order", suite: true, help: "the paper's example (§3.2): order and customer agents, orderCreation → orderApproval; -p path=insufficient takes the compensation path",
+		params: withParams(
+			scenarios.Param{Name: "path", Default: "commit", Help: "commit, or insufficient (each order asks for more credit than the customer has)"},
+			scenarios.Param{Name: "credit", Default: "1000", Help: "the customer's initial credit"},
+			scenarios.Param{Name: "amount", Default: "100", Help: "credit each order reserves"},
+		),
+		system: paperSystem, input: paperInput, plan: noFaults},
+	{name: "parallel", suite: true, help: "parallel sub-transactions (next/3): a booking and a payment branch join no agent twice; -p fail=AGENT:ACTION makes one action fail",
+		params: withParams(scenarios.Param{Name: "fail", Default: "a4:doReceipt", Help: "the action that fails (agent:action), or none"}),
+		system: func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
+			return build("parallel.saga", parallelConfig, 0, tm, pol)
+		},
+		input: func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
+			d := saga.Data{}
+			// every other transaction fails at the named action: both flows each run
+			if f := b.Params.String("fail"); f != "none" && i%2 == 1 {
+				d.Fail = f
+			}
+			return saga.SecKey{Agent: "a1", St: "booking"}, d
+		},
+		plan: noFaults},
+	{name: "crash", suite: true, help: "the paper's example with agents crashing mid-transaction: each restarts from its log (SG-4 crash extension), replays and finishes",
+		params: withParams(
+			scenarios.Param{Name: "credit", Default: "300", Help: "the customer's initial credit (the later orders fail for want of it)"},
+			scenarios.Param{Name: "amount", Default: "100", Help: "credit each order reserves"},
+		),
+		system: paperSystem, input: paperInput,
+		plan: func(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error) {
+			return faults.Parse([]byte(`{"events": [
+				{"at": "70ms", "kind": "crash", "node": "customer"}, {"at": "160ms", "kind": "restart", "node": "customer"},
+				{"at": "190ms", "kind": "crash", "node": "order"}, {"at": "260ms", "kind": "restart", "node": "order"}]}`))
+		}},
+	{name: "partition-short", suite: true, help: "a line of 4 agents; a3 is cut off for less than the grace period: its transactions pause, then resume and commit",
+		params: withParams(), system: chainSystem, input: chainInput,
+		plan: func(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error) {
+			return isolate("a3", 90*time.Millisecond, tm.grace/2), nil
+		}},
+	{name: "partition-long", suite: true, help: "a line of 4 agents; a3 is cut off past the grace period: the line is re-arranged, its transactions compensated, and finished once a3 is back and cleans up",
+		params: withParams(), system: chainSystem, input: chainInput,
+		plan: func(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error) {
+			return isolate("a3", 90*time.Millisecond, 3*tm.grace), nil
+		}},
+	{name: "lossy", help: "the paper's example over links that lose and duplicate messages (outside the paper's model: re-sends and duplicate checks carry it, and the run says the knobs were on)",
+		params: withParams(
+			scenarios.Param{Name: "credit", Default: "300", Help: "the customer's initial credit"},
+			scenarios.Param{Name: "amount", Default: "100", Help: "credit each order reserves"},
+			scenarios.Param{Name: "loss", Default: "0.2", Help: "message loss probability"},
+			scenarios.Param{Name: "dup", Default: "0.2", Help: "message duplication probability"},
+		),
+		system: paperSystem, input: paperInput, plan: noFaults,
+		nw: func(b *scenarios.Build) sim.Network {
+			nw := network()
+			nw.Loss, nw.Duplicate = b.Params.Prob("loss"), b.Params.Prob("dup")
+			return nw
+		}},
+	{name: "swarm", suite: true, help: "saga graphs (agents, sections, parallel branches, failing actions), timing and faults (crashes, partitions, cuts, spikes) all drawn from the seed",
+		params: withParams(
+			scenarios.Param{Name: "agents", Default: "6", Help: "most agents a drawn graph has"},
+			scenarios.Param{Name: "length", Default: "5", Help: "most sections of the main sub-transaction"},
+			scenarios.Param{Name: "fail-rate", Default: "0.3", Help: "probability that a transaction has a failing action"},
+		),
+		system: func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
+			src, start := genConfig(sim.Stream(b.Seed, "saga-graph"), b.Params.IntRange("agents", 2, 26), b.Params.IntRange("length", 1, 26))
+			s, err := build(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, tm, pol)
+			if err != nil {
+				return nil, fmt.Errorf("generated configuration: %w", err)
+			}
+			s.starts = []saga.SecKey{start}
+			return s, nil
+		},
+		input: func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
+			r := sim.Stream(b.Seed, "saga-fail", int64(i))
+			d := saga.Data{}
+			if r.Float64() < b.Params.Prob("fail-rate") {
+				g := s.opts.Graph(s.starts[0])
+				k := g.Sections[int(r.Int64Range(0, int64(len(g.Sections)-1)))]
+				d.Fail = k.Agent + ":" + s.conf.Section(k).Incoming
+			}
+			return s.starts[0], d
+		},
+		plan: func(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error) {
+			limits := faults.DefaultParams(horizon)
+			limits.Crashes, limits.Partitions, limits.CutFrac = 4, 3, 0.2
+			limits.MeanSplit = tm.grace // some splits outlast the grace period, some do not
+			return faults.Generate(b.Seed, s.opts.Names, faults.Swarm(b.Seed, limits))
+		}},
+}
+
+func init() {
+	for _, k := range kinds {
+		k := k
+		scenarios.Register(&scenarios.Scenario{Name: "saga/" + k.name, Help: k.help, Params: k.params, Suite: k.suite,
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return setup(b, k) }})
+	}
+}
+
+func network() sim.Network {
+	return sim.Network{Latency: sim.Uniform(time.Millisecond, 8*time.Millisecond)}
+}
+
+func noFaults(*scenarios.Build, *system, timing, time.Duration) (faults.Plan, error) {
+	return faults.Plan{}, nil
+}
+
+// isolate cuts one agent off from every other for a while, then heals.
+func isolate(node string, at, d time.Duration) faults.Plan {
+	return faults.Plan{Events: []faults.Event{
+		{At: faults.Duration(at), Kind: "partition", Groups: [][]string{{node}}},
+		{At: faults.Duration(at + d), Kind: "heal"},
+	}}
+}
+
+func paperSystem(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
+	credit := int64(b.Params.IntRange("credit", 0, 1<<40))
+	s, err := build("paper.saga", saga.PaperConfig, credit, tm, pol)
+	if err != nil {
+		return nil, err
+	}
+	s.paper = true
+	return s, nil
+}
+
+func paperInput(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
+	amt := int64(b.Params.IntRange("amount", 1, 1<<40))
+	if s.insufficient {
+		amt = s.credit + 1
+	}
+	return saga.SecKey{Agent: "order", St: "orderCreation"}, saga.Data{Customer: "alice", Amount: amt}
+}
+
+func chainSystem(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
+	return build("chain.saga", chainConfig(4), 0, tm, pol)
+}
+
+func chainInput(*scenarios.Build, *system, int) (saga.SecKey, saga.Data) {
+	return saga.SecKey{Agent: "a1", St: "main"}, saga.Data{}
+}
+
+// setup builds one run of a scenario kind.
+func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
+	p := b.Params
+	txs := p.IntRange("txs", 0, 10_000)
+	spacing := p.Duration("spacing")
+	tm := timing{retry: p.PositiveDuration("retry"), beat: p.PositiveDuration("beat"), timeout: p.PositiveDuration("timeout"), grace: p.PositiveDuration("grace")}
+	bound := p.PositiveDuration("bound")
+	switch ex := p.String("exchange"); ex {
+	case "line":
+	case "all":
+		tm.allToAll = true
+	default:
+		return nil, fmt.Errorf("parameter exchange=%q: want line or all", ex)
+	}
+	pol, err := Policy(p.String("bug"))
+	if err != nil {
+		return nil, err
+	}
+	insufficient := false
+	if k.name == "order" {
+		path := p.String("path")
+		if path != "commit" && path != "insufficient" {
+			return nil, fmt.Errorf("parameter path=%q: want commit or insufficient", path)
+		}
+		insufficient = path == "insufficient"
+	}
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	s, err := k.system(b, tm, pol)
+	if err != nil {
+		return nil, err
+	}
+	s.insufficient = insufficient
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	horizon := time.Duration(txs)*spacing + 300*time.Millisecond
+	plan, err := b.FaultPlan(func() (faults.Plan, error) { return k.plan(b, s, tm, horizon) })
+	if err != nil {
+		return nil, err
+	}
+	type start struct {
+		at  sim.Time
+		to  sim.NodeID
+		msg saga.StartTx
+	}
+	var starts []start
+	for i := 0; i < txs; i++ {
+		st, in := k.input(b, s, i)
+		if p.Err() != nil {
+			return nil, p.Err()
+		}
+		starts = append(starts, start{sim.Time(5*time.Millisecond + time.Duration(i)*spacing), sim.NodeID(slices.Index(s.opts.Names, st.Agent)), saga.StartTx{Start: st, Input: in}})
+	}
+	nw := network()
+	if k.nw != nil {
+		nw = k.nw(b)
+	}
+	settled := plan.Settled().At
+	until := max(sim.Time(horizon), settled).Add(bound + time.Second)
+	e := &env{sys: s, bound: bound}
+	notes := []string{}
+	if k.name == "swarm" {
+		g := s.opts.Graph(s.starts[0])
+		var secs []string
+		for _, x := range g.Sections {
+			secs = append(secs, x.String())
+		}
+		notes = append(notes, fmt.Sprintf("graph: %d agents, %d sections (%s), %d sub-transactions", len(g.Agents), len(g.Sections), strings.Join(secs, " "), len(g.Ends)))
+	}
+	return &scenarios.Setup{
+		Nodes: s.nodes, Network: nw, Faults: plan,
+		Workload: func(kk *sim.Kernel) {
+			for _, x := range starts {
+				kk.Inject(x.at, x.to, x.msg)
+			}
+		},
+		Until: until, MaxTime: until + sim.Time(time.Second),
+		Properties: e.properties(),
+		Notes:      notes,
+	}, nil
+}
