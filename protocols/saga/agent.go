@@ -45,10 +45,10 @@ type Policy struct {
 	// CompensateNeverRun calls the compensation action of a section that never ran
 	// (breaks the null-compensation rule).
 	CompensateNeverRun bool
-	// RunAfterAbort runs a section requested after the transaction aborted (a
-	// dangling action).
+	// RunAfterAbort runs a section whose request arrives after the transaction
+	// aborted and closed it as null (a dangling action).
 	RunAfterAbort bool
-	// ForgetCompensation leaves a compensation out of the log (breaks log replay).
+	// ForgetCompensation leaves compensations out of the log (breaks log replay).
 	ForgetCompensation bool
 }
 
@@ -200,7 +200,16 @@ func txKey(id TrID) string { return "tx/" + id.String() }
 // persist writes the transaction's record and the service's changed keys in this
 // step: the log and the state change are atomic together.
 func (a *Agent) persist(t *Tx) {
-	a.out.Store(txKey(t.ID), sim.DeepCopy(*t))
+	rec := sim.DeepCopy(*t)
+	if a.O.Policy.on(func(p *Policy) bool { return p.ForgetCompensation }) {
+		// the planted bug: compensations reach the service, never the log
+		for _, o := range rec.Own {
+			if o.State == ProcessedCompensation {
+				o.State = Processed
+			}
+		}
+	}
+	a.out.Store(txKey(t.ID), rec)
 	a.flushDB()
 }
 
@@ -378,11 +387,13 @@ func (a *Agent) arrive(t *Tx, k SecKey, from SecKey, data Data) {
 		return
 	}
 	switch {
-	case o.State == Pendant && t.Aborted && !a.O.Policy.on(func(p *Policy) bool { return p.RunAfterAbort }):
-		// SG-3: the transaction stopped before this section ran; a late request (a
-		// delayed message, a re-send) must not run it: it stays a null section.
+	case o.State == Null && !a.O.Policy.on(func(p *Policy) bool { return p.RunAfterAbort }):
+		// SG-3: the transaction stopped before this section ran (abort made it null);
+		// a late request (a delayed message, a re-send) must not run it.
 		a.out.Observe(ObsLate, Late{Tr: t.ID, Sec: k})
-		a.persist(t)
+		return
+	case o.State == Null:
+		a.run(t, k, o, data) // the planted bug: a dangling action
 		return
 	case o.State != Pendant && o.State != Processing:
 		// SG-P3: a redelivered request runs nothing twice.
@@ -659,24 +670,7 @@ func (a *Agent) compensate(t *Tx, k SecKey, o *Own) {
 	o.State = ProcessedCompensation
 	t.Known[k] = ProcessedCompensation
 	a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: ProcessedCompensation})
-	if a.O.Policy.on(func(p *Policy) bool { return p.ForgetCompensation }) {
-		// the planted bug: the state change reaches the service but not the log
-		saved := *o
-		o.State = Processed
-		a.persist(t)
-		*o = saved
-		a.notifyNoLog(t, k)
-		return
-	}
 	a.notify(t, k, ProcessedCompensation, false)
-}
-
-func (a *Agent) notifyNoLog(t *Tx, k SecKey) {
-	for _, p := range a.O.Graph(t.Start).Agents {
-		if p != a.S.Name {
-			a.send(p, pkey(p, "note", t.ID, k, ProcessedCompensation), Note{From: a.S.Name, Tr: t.ID, Start: t.Start, Input: t.Input, Sec: k, Status: ProcessedCompensation})
-		}
-	}
 }
 
 // ---- messages: acknowledgements, re-sends, pauses ----

@@ -121,16 +121,20 @@ incoming_action(payment, doReceipt).
 compensation_action(payment, undoReceipt).
 `
 
-// genConfig draws a saga graph from r: agents, a main sub-transaction along distinct
+// genConfig draws a saga graph from r: of maxAgents agents (all of them in the
+// configuration, some without sections), a main sub-transaction along distinct
 // agents, and branches (next/3) from some of its sections, each a short path of its
 // own. It returns the configuration text (which goes through the parser) and the
 // start section.
 func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
-	n := 2 + int(r.Int64Range(0, int64(maxAgents-2)))
-	agents := make([]string, n)
-	for i := range agents {
-		agents[i] = fmt.Sprintf("a%d", i+1)
+	// Every agent is a node (the connectivity line has them all, and fault plans name
+	// a fixed node set); the graph uses the first n.
+	all := make([]string, maxAgents)
+	for i := range all {
+		all[i] = fmt.Sprintf("a%d", i+1)
 	}
+	n := 2 + int(r.Int64Range(0, int64(maxAgents-2)))
+	agents := all[:n]
 	type sec struct {
 		st, next   string
 		links      [][2]string
@@ -180,7 +184,7 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 		}
 	}
 	var b strings.Builder
-	for _, a := range agents {
+	for _, a := range all {
 		fmt.Fprintf(&b, "// agent %s\n", a)
 		for _, st := range sortedStrings(secs[a]) {
 			s := secs[a][st]
