@@ -118,7 +118,7 @@ type Tx struct {
 	Own   map[string]*Own
 	// Known is what the agent knows of every section's state (its own and the
 	// notices of the others).
-	Known   map[SecKey]Status
+	Known   map[string]Status
 	Aborted bool
 	Why     string
 	Outcome Outcome
@@ -356,7 +356,7 @@ func (a *Agent) record(id TrID, start SecKey, in Data) *Tx {
 	if t := a.S.Txs[id]; t != nil {
 		return t
 	}
-	t := &Tx{ID: id, Start: start, Input: in, Own: map[string]*Own{}, Known: map[SecKey]Status{}}
+	t := &Tx{ID: id, Start: start, Input: in, Own: map[string]*Own{}, Known: map[string]Status{}}
 	for _, k := range a.O.Graph(start).Sections {
 		if k.Agent == a.S.Name {
 			t.Own[k.St] = &Own{}
@@ -427,7 +427,7 @@ func (a *Agent) run(t *Tx, k SecKey, o *Own, data Data) {
 	outData, ok, why := a.call(t, k, sec.Incoming, data, false)
 	if !ok {
 		o.State = Failed
-		t.Known[k] = Failed
+		t.Known[k.String()] = Failed
 		a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Failed, Why: why})
 		a.abort(t, "section "+k.String()+" failed: "+why)
 		a.notify(t, k, Failed, false)
@@ -460,7 +460,7 @@ func (a *Agent) call(t *Tx, k SecKey, action string, in Data, comp bool) (Data, 
 // forward sends the section's output to the next sections (SG-2 step 5).
 func (a *Agent) forward(t *Tx, k SecKey, data Data) {
 	for _, n := range a.O.Graph(t.Start).Succs[k] {
-		if t.Known[n] != Pendant && t.Known[n] != Processing {
+		if t.Known[n.String()] != Pendant && t.Known[n.String()] != Processing {
 			continue
 		}
 		m := Req{Tr: t.ID, Start: t.Start, Input: t.Input, Sec: n, From: k, Data: data}
@@ -503,7 +503,7 @@ func (a *Agent) note(m Note) {
 	if m.Decision == Committed {
 		// The initiator's commit decision: every section was processed.
 		for _, k := range a.O.Graph(t.Start).Sections {
-			t.Known[k] = Processed
+			t.Known[k.String()] = Processed
 		}
 		a.decide(t, Committed)
 		return
@@ -529,8 +529,8 @@ func (a *Agent) note(m Note) {
 // processed too (a section runs only on its predecessors' requests): knowing it
 // spares waiting for their own notices.
 func (a *Agent) learn(t *Tx, k SecKey, s Status) {
-	if rank(s) > rank(t.Known[k]) {
-		t.Known[k] = s
+	if rank(s) > rank(t.Known[k.String()]) {
+		t.Known[k.String()] = s
 	}
 	if s != Processed && s != ProcessedCompensation {
 		return
@@ -540,8 +540,8 @@ func (a *Agent) learn(t *Tx, k SecKey, s Status) {
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if rank(t.Known[p]) < rank(Processed) {
-			t.Known[p] = Processed
+		if rank(t.Known[p.String()]) < rank(Processed) {
+			t.Known[p.String()] = Processed
 			stack = append(stack, g.Preds[p]...)
 		}
 	}
@@ -576,7 +576,7 @@ func (a *Agent) abort(t *Tx, why string) {
 				a.call(t, k, a.O.Conf.Section(k).Compensation, o.Out, true)
 			}
 			o.State = Null
-			t.Known[k] = Null
+			t.Known[k.String()] = Null
 			a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Null})
 			a.notify(t, k, Null, false)
 		}
@@ -604,7 +604,7 @@ func (a *Agent) progress(t *Tx) {
 				}
 				ready := true
 				for _, n := range g.Succs[k] {
-					if !t.Known[n].settled() && !a.S.Gone[n.Agent] {
+					if !t.Known[n.String()].settled() && !a.S.Gone[n.Agent] {
 						ready = false
 					}
 				}
@@ -621,7 +621,7 @@ func (a *Agent) progress(t *Tx) {
 	}
 	all := true
 	for _, k := range g.Sections {
-		s := t.Known[k]
+		s := t.Known[k.String()]
 		if (t.Aborted && !s.settled()) || (!t.Aborted && s != Processed) {
 			all = false
 		}
@@ -668,7 +668,7 @@ func (a *Agent) compensate(t *Tx, k SecKey, o *Own) {
 		a.out.Observe(ObsCompFailed, SectionEv{Tr: t.ID, Sec: k, State: o.State, Why: why})
 	}
 	o.State = ProcessedCompensation
-	t.Known[k] = ProcessedCompensation
+	t.Known[k.String()] = ProcessedCompensation
 	a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: ProcessedCompensation})
 	a.notify(t, k, ProcessedCompensation, false)
 }

@@ -162,7 +162,7 @@ func (a *Agent) graceOver(n string) {
 		}
 		needed := false
 		for _, k := range g.Sections {
-			if k.Agent == n && t.Known[k] != Processed {
+			if k.Agent == n && t.Known[k.String()] != Processed {
 				needed = true
 			}
 		}
