@@ -279,3 +279,61 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The experiments' claims: the agent layer's messages grow quadratically with the
+// sections and an orchestrator's linearly (2n); the line's connectivity traffic is
+// linear in the agents (2(n−1) a round) and all-to-all quadratic (n(n−1)); the
+// compensation without a lost agent waits the grace period (slope 1 ms per ms).
+func TestExperiments(t *testing.T) {
+	exp := func(name string, params map[string]string) [][]string {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := scenarios.NewParams(sc.Params, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tables[0].Rows
+	}
+	for _, r := range exp("saga/sections", map[string]string{"max": "4", "seeds": "2", "txs": "3"}) {
+		var n int
+		var m float64
+		fmt.Sscan(r[1], &n)
+		fmt.Sscan(r[3], &m)
+		want := float64(2*n*n + 2*n - 4) // n-1 requests and acks, n(n-1) notices and acks, n-1 decisions and acks
+		if n == 1 {
+			want = 0
+		}
+		if r[0] == "orchestrator" {
+			want = float64(2 * n)
+		}
+		if m != want {
+			t.Errorf("%s, %d sections: %v messages per transaction, want %v", r[0], n, m, want)
+		}
+	}
+	for _, r := range exp("saga/connectivity", map[string]string{"agents": "3,5", "seeds": "1"}) {
+		var n int
+		var m float64
+		fmt.Sscan(r[1], &n)
+		fmt.Sscan(r[3], &m)
+		want := float64(2*(n-1)) * 20
+		if r[0] == "all" {
+			want = float64(n*(n-1)) * 20
+		}
+		if m < want-float64(n*n) || m > want+float64(n*n) {
+			t.Errorf("%s, %d agents: %v messages/s, want about %v", r[0], n, m, want)
+		}
+	}
+	rows := exp("saga/grace", map[string]string{"graces": "200ms,800ms", "seeds": "2"})
+	var c1, c2 float64
+	fmt.Sscan(rows[0][5], &c1)
+	fmt.Sscan(rows[1][5], &c2)
+	if d := c2 - c1; d < 550 || d > 650 {
+		t.Errorf("compensation moved by %v ms when the grace period grew by 600 ms", d)
+	}
+}

@@ -1,0 +1,324 @@
+package sagascen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/protocols/saga"
+	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// The saga experiments measure the paper's claims against the usual alternatives:
+// messages and latency per transaction vs the number of sections (the agent layer vs
+// an orchestrator), connectivity traffic vs the number of agents (the line vs
+// all-to-all heartbeats), and detection and compensation times vs the grace period.
+
+func init() {
+	scenarios.Register(&scenarios.Scenario{
+		Name: "saga/sections",
+		Help: "messages and latency per transaction vs sections (1…8): the agent layer against an orchestrator",
+		Params: []scenarios.Param{
+			{Name: "max", Default: "8", Help: "largest number of sections (a chain over as many agents)"},
+			{Name: "txs", Default: "10", Help: "transactions per run"},
+			{Name: "seeds", Default: "5", Help: "runs per point"},
+			{Name: "fail", Default: "0", Help: "share of transactions whose last action fails (compensated)"},
+		},
+		Experiment: sectionsExperiment,
+	})
+	scenarios.Register(&scenarios.Scenario{
+		Name: "saga/connectivity",
+		Help: "connectivity traffic vs agents: the paper's line against all-to-all heartbeats, with fits",
+		Params: []scenarios.Param{
+			{Name: "agents", Default: "2,4,6,8,12,16", Help: "numbers of agents"},
+			{Name: "seeds", Default: "3", Help: "runs per point"},
+			{Name: "beat", Default: "50ms", Help: "exchange period"},
+		},
+		Experiment: connectivityExperiment,
+	})
+	scenarios.Register(&scenarios.Scenario{
+		Name: "saga/grace",
+		Help: "time to detect a lost agent and to compensate without it vs the grace period (a 4-agent line, the third cut off for good)",
+		Params: []scenarios.Param{
+			{Name: "graces", Default: "200ms,400ms,800ms,1600ms", Help: "grace periods"},
+			{Name: "seeds", Default: "10", Help: "runs per point"},
+			{Name: "timeout", Default: "200ms", Help: "silence after which a neighbour is lost"},
+		},
+		Experiment: graceExperiment,
+	})
+}
+
+// runSystem runs nodes with injected starts until the given time and returns the result.
+func runSystem(seed uint64, nodes []sim.NodeSpec, starts []sim.NodeID, msgs []saga.StartTx, spacing time.Duration, until time.Duration, plan faults.Plan) (*sim.Result, error) {
+	k, err := sim.New(sim.Config{Seed: seed, Nodes: nodes, Network: network(), Until: sim.Time(until), MaxTime: sim.Time(until + time.Second)})
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Apply(k); err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		k.Inject(sim.Time(time.Millisecond+time.Duration(i)*spacing), starts[i], msgs[i])
+	}
+	return k.Run(), nil
+}
+
+// perTx returns the protocol messages per transaction (connectivity beats apart) and
+// each transaction's latency (begin to the initiator's outcome) in ms.
+func perTx(res *sim.Result, init string) (msgs float64, lat []float64, err error) {
+	begin := map[saga.TrID]sim.Time{}
+	n := 0
+	for _, o := range res.History {
+		switch v := o.Value.(type) {
+		case saga.Begin:
+			begin[v.Tr] = o.Time
+		case saga.OutcomeEv:
+			if v.Agent == init || (init == "" && v.Agent == v.Tr.Init) {
+				lat = append(lat, float64(o.Time-begin[v.Tr])/1e6)
+				n++
+			}
+		}
+	}
+	if n != len(begin) || n == 0 {
+		return 0, nil, fmt.Errorf("%d of %d transactions ended", n, len(begin))
+	}
+	sent := res.Messages.Sent
+	if c, ok := res.ByKind["CONN"]; ok {
+		sent -= c.Sent
+	}
+	return float64(sent) / float64(n), lat, nil
+}
+
+func sectionsExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+	p := x.Params
+	maxN, txs, seeds := p.IntRange("max", 1, 26), p.IntRange("txs", 1, 1000), p.IntRange("seeds", 1, 1000)
+	fail := p.Prob("fail")
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	t := reports.NewTable("Saga cost per transaction vs sections", "protocol", "sections", "runs",
+		"messages per transaction", "messages lo", "messages hi", "latency (ms)", "latency lo", "latency hi")
+	t.Notes = []string{
+		fmt.Sprintf("A chain of n sections over n agents (one sub-transaction), %d transactions a run, %.0f%% of them failing at the last section; means over %d seeds with 95%% confidence intervals. Connectivity beats are counted apart (saga/connectivity).", txs, 100*fail, seeds),
+		"agents: the paper's layer — each section's agent asks the next (SECTION, ACK) and tells every participant what became of its section (NOTICE, ACK), and the initiator tells them the commit: about n² notices. orchestrator: one coordinator sends DO and gets DONE for each section (and UNDO for each compensation): 2n.",
+	}
+	t.Figures = []reports.Figure{
+		{Name: "saga-messages", Title: "Messages per transaction vs sections", X: "sections", Y: "messages per transaction", Low: "messages lo", High: "messages hi",
+			Series: "protocol", XLabel: "sections (agents in the chain)", YLabel: "messages per transaction", Fit: true,
+			Caption: "The agent layer's notices go to every participant, so its messages grow about quadratically with the sections; an orchestrator's grow linearly (a request and an answer per step). Dashed: least-squares lines for reference."},
+		{Name: "saga-latency", Title: "Latency per transaction vs sections", X: "sections", Y: "latency (ms)", Low: "latency lo", High: "latency hi",
+			Series: "protocol", XLabel: "sections (agents in the chain)", YLabel: "begin → outcome at the initiator (ms)", Fit: true,
+			Caption: "Both pass the work along the chain one step at a time; the agent layer's steps are one message (agent to agent), the orchestrator's two (to the step's agent and back), so the agent layer is faster per section."},
+	}
+	done, total := 0, 2*maxN
+	for _, proto := range []string{"agents", "orchestrator"} {
+		for n := 1; n <= maxN; n++ {
+			var ms, ls []float64
+			for s := 1; s <= seeds; s++ {
+				seed := x.Seed*1_000_003 + uint64(n*1000+s)
+				nodes, starts, msgs, init, err := sectionsSystem(proto, n, txs, fail, seed)
+				if err != nil {
+					return nil, err
+				}
+				res, err := runSystem(seed, nodes, starts, msgs, 50*time.Millisecond, time.Duration(txs)*50*time.Millisecond+3*time.Second, faults.Plan{})
+				if err != nil {
+					return nil, err
+				}
+				m, lat, err := perTx(res, init)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %d sections, seed %d: %w", proto, n, seed, err)
+				}
+				mean, _, _ := reports.MeanCI(lat)
+				ms, ls = append(ms, m), append(ls, mean)
+			}
+			m, mlo, mhi := reports.MeanCI(ms)
+			l, llo, lhi := reports.MeanCI(ls)
+			t.Add(proto, n, seeds, fmt.Sprintf("%.2f", m), fmt.Sprintf("%.2f", mlo), fmt.Sprintf("%.2f", mhi), fmt.Sprintf("%.2f", l), fmt.Sprintf("%.2f", llo), fmt.Sprintf("%.2f", lhi))
+			done++
+			if x.Progress != nil {
+				x.Progress(done, total)
+			}
+		}
+	}
+	return []*reports.Table{t}, nil
+}
+
+// sectionsSystem builds a chain of n sections, with the agent layer or an
+// orchestrator, and the starts of txs transactions (a share failing at the end).
+func sectionsSystem(proto string, n, txs int, fail float64, seed uint64) ([]sim.NodeSpec, []sim.NodeID, []saga.StartTx, string, error) {
+	s, err := build("chain.saga", chainConfig(n), 0, timing{retry: 40 * time.Millisecond}, nil)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	r := sim.Stream(seed, "saga-sections")
+	var msgs []saga.StartTx
+	for i := 0; i < txs; i++ {
+		d := saga.Data{}
+		if r.Float64() < fail {
+			d.Fail = fmt.Sprintf("a%d:do%d", n, n)
+		}
+		msgs = append(msgs, saga.StartTx{Start: saga.SecKey{Agent: "a1", St: "main"}, Input: d})
+	}
+	starts := make([]sim.NodeID, txs)
+	if proto == "agents" {
+		return s.nodes, starts, msgs, "", nil
+	}
+	o := &saga.OrchOptions{Conf: s.conf, Names: append([]string{"orchestrator"}, s.opts.Names...), Services: s.opts.Services, Retry: 40 * time.Millisecond}
+	if err := o.Prepare(); err != nil {
+		return nil, nil, nil, "", err
+	}
+	nodes := []sim.NodeSpec{{Name: "orchestrator", New: saga.NewOrchestrator(o)}}
+	for i := 1; i < len(o.Names); i++ {
+		nodes = append(nodes, sim.NodeSpec{Name: o.Names[i], New: saga.NewExecutor(o, i)})
+	}
+	return nodes, starts, msgs, "orchestrator", nil
+}
+
+func connectivityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+	p := x.Params
+	ns := p.List("agents")
+	seeds := p.IntRange("seeds", 1, 1000)
+	beat := p.PositiveDuration("beat")
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	var counts []int
+	for _, s := range ns {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 2 || n > 200 {
+			return nil, fmt.Errorf("parameter agents: %q is not a count in 2..200", s)
+		}
+		counts = append(counts, n)
+	}
+	per := float64(time.Second) / float64(beat)
+	t := reports.NewTable("Connectivity traffic vs agents", "exchange", "agents", "runs", "messages per second", "messages lo", "messages hi")
+	t.Notes = []string{fmt.Sprintf("Idle agents exchanging connectivity every %v for 5 s (no transactions, no faults); %d seeds a point (the count is exact: the intervals collapse).", beat, seeds)}
+	t.Figures = []reports.Figure{{Name: "saga-connectivity", Title: "Connectivity messages per second vs agents", X: "agents", Y: "messages per second", Low: "messages lo", High: "messages hi",
+		Series: "exchange", XLabel: "agents", YLabel: "connectivity messages per second",
+		Curves: []reports.Curve{
+			{Name: fmt.Sprintf("line: 2(n−1)·%.0f/s", per), F: func(n float64) float64 { return 2 * (n - 1) * per }},
+			{Name: fmt.Sprintf("all-to-all: n(n−1)·%.0f/s", per), F: func(n float64) float64 { return n * (n - 1) * per }},
+		},
+		Caption: "SG-4: along the line each agent talks to its two neighbours, so the traffic grows linearly with the agents, 2(n−1) messages a round; all-to-all heartbeats grow quadratically, n(n−1). Dashed: the two formulas."}}
+	done := 0
+	for _, ex := range []string{"line", "all"} {
+		for _, n := range counts {
+			var rates []float64
+			for s := 1; s <= seeds; s++ {
+				src := chainConfig(n)
+				sys, err := build("chain.saga", src, 0, timing{retry: 40 * time.Millisecond, beat: beat, timeout: 4 * beat, grace: time.Second, allToAll: ex == "all"}, nil)
+				if err != nil {
+					return nil, err
+				}
+				res, err := runSystem(x.Seed+uint64(s), sys.nodes, nil, nil, 0, 5*time.Second, faults.Plan{})
+				if err != nil {
+					return nil, err
+				}
+				rates = append(rates, float64(res.ByKind["CONN"].Sent)/5)
+			}
+			m, lo, hi := reports.MeanCI(rates)
+			t.Add(ex, n, seeds, fmt.Sprintf("%.1f", m), fmt.Sprintf("%.1f", lo), fmt.Sprintf("%.1f", hi))
+			done++
+			if x.Progress != nil {
+				x.Progress(done, 2*len(counts))
+			}
+		}
+	}
+	var xs, ls, as []float64
+	for _, row := range t.Rows {
+		var n, v float64
+		fmt.Sscan(row[1], &n)
+		fmt.Sscan(row[3], &v)
+		if row[0] == "line" {
+			xs, ls = append(xs, n), append(ls, v)
+		} else {
+			as = append(as, v)
+		}
+	}
+	fits := reports.NewTable("Connectivity traffic fits", "exchange", "model", "intercept", "slope", "R²")
+	a, b, r2 := reports.LinFit(xs, ls)
+	fits.Add("line", "a + b·n", fmt.Sprintf("%.2f", a), fmt.Sprintf("%.2f", b), fmt.Sprintf("%.4f", r2))
+	sq := make([]float64, len(xs))
+	for i, n := range xs {
+		sq[i] = n * (n - 1)
+	}
+	a, b, r2 = reports.LinFit(sq, as)
+	fits.Add("all-to-all", "a + b·n(n−1)", fmt.Sprintf("%.2f", a), fmt.Sprintf("%.2f", b), fmt.Sprintf("%.4f", r2))
+	a, b, r2 = reports.LinFit(xs, as)
+	fits.Add("all-to-all", "a + b·n (a line fits it worse)", fmt.Sprintf("%.2f", a), fmt.Sprintf("%.2f", b), fmt.Sprintf("%.4f", r2))
+	return []*reports.Table{t, fits}, nil
+}
+
+func graceExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+	p := x.Params
+	seeds := p.IntRange("seeds", 1, 1000)
+	timeout := p.PositiveDuration("timeout")
+	var graces []time.Duration
+	for _, s := range p.List("graces") {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 || d > time.Minute {
+			return nil, fmt.Errorf("parameter graces: %q is not a duration in (0, 1m]", s)
+		}
+		graces = append(graces, d)
+	}
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	t := reports.NewTable("Detection and compensation vs grace period", "grace (ms)", "runs", "detect (ms)", "detect lo", "detect hi", "compensated (ms)", "compensated lo", "compensated hi")
+	t.Notes = []string{fmt.Sprintf("A line of 4 agents running chained transactions every 40 ms; a3 is cut off for good at 300 ms. detect: from the cut to the first agent that reports a3 lost (timeout %v, beats every 50 ms); compensated: from the cut to the last compensation the reachable agents run for a transaction a3 held up (the transaction itself ends only when a3 comes back). %d seeds a point.", timeout, seeds)}
+	t.Figures = []reports.Figure{
+		{Name: "saga-grace", Title: "Detection and compensation vs grace period", X: "grace (ms)", Y: "compensated (ms)", Low: "compensated lo", High: "compensated hi",
+			XLabel: "grace period (ms)", YLabel: "time after the cut (ms)", Fit: true,
+			Caption: "SG-4: the loss is detected after the neighbour's timeout whatever the grace period (table: detect); compensation waits for the grace period on top, so it grows one for one with it (slope ≈ 1)."},
+	}
+	for gi, g := range graces {
+		var det, comp []float64
+		for s := 1; s <= seeds; s++ {
+			sys, err := build("chain.saga", chainConfig(4), 0, timing{retry: 40 * time.Millisecond, beat: 50 * time.Millisecond, timeout: timeout, grace: g}, nil)
+			if err != nil {
+				return nil, err
+			}
+			cut := 300 * time.Millisecond
+			plan := faults.Plan{Events: []faults.Event{{At: faults.Duration(cut), Kind: "partition", Groups: [][]string{{"a3"}}}}}
+			var msgs []saga.StartTx
+			for i := 0; i < 20; i++ {
+				msgs = append(msgs, saga.StartTx{Start: saga.SecKey{Agent: "a1", St: "main"}})
+			}
+			res, err := runSystem(x.Seed+uint64(s), sys.nodes, make([]sim.NodeID, len(msgs)), msgs, 40*time.Millisecond, cut+g+3*time.Second, plan)
+			if err != nil {
+				return nil, err
+			}
+			first, last := sim.Time(-1), sim.Time(-1)
+			held := map[saga.TrID]bool{}
+			for _, o := range res.History {
+				switch v := o.Value.(type) {
+				case saga.ConnEv:
+					if o.Kind == saga.ObsLost && v.Peer == "a3" && first < 0 {
+						first = o.Time
+					}
+				case saga.AbortEv:
+					held[v.Tr] = true
+				case saga.SectionEv:
+					if o.Kind == saga.ObsSection && v.State == saga.ProcessedCompensation && held[v.Tr] && v.Sec.Agent != "a3" {
+						last = max(last, o.Time)
+					}
+				}
+			}
+			if first < 0 || last < 0 {
+				return nil, fmt.Errorf("grace %v seed %d: no detection or no compensation", g, s)
+			}
+			det = append(det, float64(first-sim.Time(cut))/1e6)
+			comp = append(comp, float64(last-sim.Time(cut))/1e6)
+		}
+		d, dlo, dhi := reports.MeanCI(det)
+		c, clo, chi := reports.MeanCI(comp)
+		t.Add(g.Milliseconds(), seeds, fmt.Sprintf("%.1f", d), fmt.Sprintf("%.1f", dlo), fmt.Sprintf("%.1f", dhi), fmt.Sprintf("%.1f", c), fmt.Sprintf("%.1f", clo), fmt.Sprintf("%.1f", chi))
+		if x.Progress != nil {
+			x.Progress(gi+1, len(graces))
+		}
+	}
+	return []*reports.Table{t}, nil
+}
+
