@@ -1,0 +1,171 @@
+package replication
+
+import (
+	"fmt"
+
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// RegID is a 128-bit registration ID (RP-1): drawn at random on a replica's first
+// registration and reused for every later one (kept in stable storage).
+type RegID struct{ Hi, Lo uint64 }
+
+func (r RegID) String() string { return fmt.Sprintf("%016x%016x", r.Hi, r.Lo) }
+
+// Less orders IDs (the minimum becomes primary, §5.2.3).
+func (r RegID) Less(o RegID) bool { return r.Hi < o.Hi || (r.Hi == o.Hi && r.Lo < o.Lo) }
+
+// Reg is one registration at a lookup registry.
+type Reg struct {
+	Group   string
+	ID      RegID
+	Node    sim.NodeID
+	Primary bool
+}
+
+// Register registers (or renews) a replica with a registry under its group name for
+// Lease (RP-1, §5.2.1).
+type Register struct {
+	Reg   Reg
+	Lease int64 // nanoseconds
+}
+
+// Kind implements sim.Message.
+func (Register) Kind() string { return "REGISTER" }
+
+// Registered acknowledges a registration (the replica's lease runs from its send).
+type Registered struct {
+	ID      RegID
+	Primary bool
+	Seq     int64
+}
+
+// Kind implements sim.Message.
+func (Registered) Kind() string { return "REGISTERED" }
+
+// Lookup asks a registry for a group's registrations (§5.2.3).
+type Lookup struct {
+	Group string
+	Seq   int64
+}
+
+// Kind implements sim.Message.
+func (Lookup) Kind() string { return "LOOKUP" }
+
+// Found answers a Lookup.
+type Found struct {
+	Seq  int64
+	Regs []Reg
+}
+
+// Kind implements sim.Message.
+func (Found) Kind() string { return "FOUND" }
+
+// Changed notifies a subscriber that a group's membership changed (RP-1).
+type Changed struct {
+	Group string
+	Regs  []Reg
+}
+
+// Kind implements sim.Message.
+func (Changed) Kind() string { return "CHANGED" }
+
+// Ping is the ping loop's is_primary call (§5.2.2).
+type Ping struct{ Seq int64 }
+
+// Kind implements sim.Message.
+func (Ping) Kind() string { return "PING" }
+
+// Pong answers a Ping: whether the callee is primary, and how many requests it has
+// applied (a backup behind asks for the state).
+type Pong struct {
+	Seq     int64
+	Primary bool
+	Applied int64
+}
+
+// Kind implements sim.Message.
+func (Pong) Kind() string { return "PONG" }
+
+// Op is a client operation on the replicated service (a key-value store, as the
+// worklist keeps work items by key).
+type Op struct {
+	Key   string
+	Write bool
+	Val   int64
+}
+
+// Request is a client request: unique ID (client, sequence).
+type Request struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+}
+
+// Kind implements sim.Message.
+func (Request) Kind() string { return "REQUEST" }
+
+// Response answers a request (Val: the value read, or written).
+type Response struct {
+	Client sim.NodeID
+	Seq    int64
+	Val    int64
+	// NotPrimary: the callee is not the primary (the client looks again).
+	NotPrimary bool
+}
+
+// Kind implements sim.Message.
+func (Response) Kind() string { return "RESPONSE" }
+
+// Update tells the backups, before the service call, which request the primary is
+// about to execute (§5.1.4: a new primary knows where to resume).
+type Update struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+}
+
+// Kind implements sim.Message.
+func (Update) Kind() string { return "UPDATE" }
+
+// DoneMsg tells the backups, after the call, its result: they apply it and store the
+// response for the duplicate check.
+type DoneMsg struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+	Resp   int64
+	Index  int64 // the primary's applied count after it
+}
+
+// Kind implements sim.Message.
+func (DoneMsg) Kind() string { return "DONE" }
+
+// BackupAck acknowledges a DoneMsg.
+type BackupAck struct {
+	Client sim.NodeID
+	Seq    int64
+	// Index: the backup has applied everything up to it.
+	Index int64
+}
+
+// Kind implements sim.Message.
+func (BackupAck) Kind() string { return "ACK" }
+
+// SyncReq asks the primary for its state (a backup that is behind).
+type SyncReq struct{}
+
+// Kind implements sim.Message.
+func (SyncReq) Kind() string { return "SYNC" }
+
+// Snapshot is the primary's state.
+type Snapshot struct {
+	Store   map[string]int64
+	Dup     map[string]int64
+	Applied int64
+}
+
+// Kind implements sim.Message.
+func (Snapshot) Kind() string { return "SNAPSHOT" }
+
+func reqKey(c sim.NodeID, seq int64) string { return fmt.Sprintf("%d/%d", c, seq) }

@@ -1,0 +1,110 @@
+package replication
+
+import (
+	"slices"
+	"time"
+
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// Registry is a lookup registry (RP-1, the thesis' Jini lookup service): leased
+// registrations by group, removed when not renewed, and membership-change
+// notifications to the group's members. Its registrations are volatile: a restarted
+// registry is empty until the replicas renew (within one renewal period).
+type Registry struct {
+	Regs []entry
+	out  *sim.Outbox
+	now  sim.Time
+}
+
+type entry struct {
+	Reg     Reg
+	Expires sim.Time // local time
+}
+
+// NewRegistry returns a registry's constructor.
+func NewRegistry() func() sim.Node { return func() sim.Node { return &Registry{} } }
+
+// Handle implements sim.Node.
+func (r *Registry) Handle(in sim.Input, out *sim.Outbox) {
+	r.out, r.now = out, in.Now
+	defer func() { r.out = nil }()
+	switch in.Kind {
+	case sim.Start, sim.Restart:
+		r.Regs = nil
+		out.SetTimer("expire", 10*time.Millisecond)
+	case sim.Timeout:
+		r.expire()
+		out.SetTimer("expire", 10*time.Millisecond)
+	case sim.Receive:
+		switch m := in.Msg.(type) {
+		case Register:
+			r.register(in.From, m)
+		case Lookup:
+			out.Send(in.From, Found{Seq: m.Seq, Regs: r.group(m.Group)})
+		}
+	}
+}
+
+// register adds or renews a registration (RP-1: the same ID is reused; a new role
+// replaces the old one).
+func (r *Registry) register(from sim.NodeID, m Register) {
+	exp := r.now.Add(time.Duration(m.Lease))
+	i := slices.IndexFunc(r.Regs, func(e entry) bool { return e.Reg.ID == m.Reg.ID })
+	changed := false
+	if i < 0 {
+		r.Regs = append(r.Regs, entry{Reg: m.Reg, Expires: exp})
+		changed = true
+	} else {
+		changed = r.Regs[i].Reg != m.Reg
+		r.Regs[i] = entry{Reg: m.Reg, Expires: exp}
+	}
+	r.out.Send(from, Registered{ID: m.Reg.ID, Primary: m.Reg.Primary})
+	if changed {
+		r.notify(m.Reg.Group)
+	}
+}
+
+// expire removes the registrations not renewed in time (failure detection, RP-1).
+func (r *Registry) expire() {
+	var groups []string
+	r.Regs = slices.DeleteFunc(r.Regs, func(e entry) bool {
+		if e.Expires <= r.now {
+			groups = append(groups, e.Reg.Group)
+			return true
+		}
+		return false
+	})
+	slices.Sort(groups)
+	for _, g := range slices.Compact(groups) {
+		r.notify(g)
+	}
+}
+
+func (r *Registry) group(g string) []Reg {
+	var out []Reg
+	for _, e := range r.Regs {
+		if e.Reg.Group == g {
+			out = append(out, e.Reg)
+		}
+	}
+	slices.SortFunc(out, func(a, b Reg) int {
+		if a.ID.Less(b.ID) {
+			return -1
+		}
+		if b.ID.Less(a.ID) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// notify tells the group's registered members its membership changed (RP-1: remote
+// events instead of polling, the thesis' future work).
+func (r *Registry) notify(g string) {
+	regs := r.group(g)
+	for _, e := range regs {
+		r.out.Send(e.Node, Changed{Group: g, Regs: regs})
+	}
+}

@@ -1,0 +1,485 @@
+package replication
+
+import (
+	"slices"
+	"time"
+
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// Options configure a replica group.
+type Options struct {
+	Group      string
+	Registries []sim.NodeID
+	// Period is the ping loop's period (§5.2.2); verify_primary runs every 5.
+	Period time.Duration
+	// Lease is a registration's lease at the registries (renewed every Lease/3); a
+	// primary that has not had its registration acknowledged for a lease steps down.
+	Lease time.Duration
+	// Policy plants bugs (tests and -p bug=…); nil is the protocol.
+	Policy *Policy
+}
+
+// Policy holds planted bugs, each a rule the correct protocol keeps.
+type Policy struct {
+	NoDupCheck bool // a re-sent request is executed again (breaks at-most-once)
+	AckEarly   bool // the client is answered before the backups acknowledge (breaks RP-P4)
+	NoStepDown bool // a primary whose registration lapsed stays primary (breaks RP-P2)
+}
+
+func (p *Policy) on(f func(*Policy) bool) bool { return p != nil && f(p) }
+
+// Observation kinds.
+const (
+	ObsRole     = "rp/role"     // Role: a replica became primary or backup
+	ObsExec     = "rp/exec"     // Exec: the primary executed a request (its Done went out)
+	ObsApply    = "rp/apply"    // Exec: a backup applied a Done
+	ObsCall     = "rp/call"     // ClientOp: a client called
+	ObsReturn   = "rp/return"   // ClientOp: it returned
+	ObsFailover = "rp/failover" // Failover: a replica handled a primary failure (§5.2.3)
+)
+
+// Role is observed when a replica's role changes.
+type Role struct {
+	ID      RegID
+	Primary bool
+	Why     string
+}
+
+// Exec is observed when a request is executed (primary) or applied (backup).
+type Exec struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+	Resp   int64
+	Index  int64
+}
+
+// ClientOp is a client call or return.
+type ClientOp struct {
+	Client sim.NodeID
+	Seq    int64
+	Op     Op
+	Val    int64
+}
+
+// Failover is observed when a replica runs handle_primary_failure and settles on a
+// primary.
+type Failover struct {
+	Primary sim.NodeID
+	Self    bool
+}
+
+// state is a replica's state; Store, Dup and Applied are also in stable storage.
+type state struct {
+	ID      RegID
+	Store   map[string]int64
+	Dup     map[string]int64 // request key → response (the duplicate check)
+	Applied int64
+	// Pending holds the Updates seen without their Done (a new primary resumes them).
+	Pending map[string]Update
+
+	Primary     bool
+	PrimaryNode sim.NodeID
+	LastAck     sim.Time // last registration acknowledged in the current role
+	Backups     []sim.NodeID
+
+	PingSeq   int64
+	Awaiting  bool
+	Counter   int
+	LookupSeq int64
+	Purpose   string // "failure" or "verify": what the lookup in progress is for
+	Answers   int
+	Found     []Reg
+
+	Queue   []Request
+	Current *inflight
+}
+
+type inflight struct {
+	Req     Request
+	Resp    int64
+	Index   int64
+	Waiting []sim.NodeID
+}
+
+// Replica is a replica manager with its replica (RP-2).
+type Replica struct {
+	O   *Options
+	S   state
+	out *sim.Outbox
+	now sim.Time
+	me  sim.NodeID
+	rnd uint64
+}
+
+// NewReplica returns a replica's constructor.
+func NewReplica(o *Options) func() sim.Node { return func() sim.Node { return &Replica{O: o} } }
+
+// Handle implements sim.Node.
+func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
+	r.out, r.now, r.me, r.rnd = out, in.Now, in.Self, in.Rand
+	defer func() { r.out = nil }()
+	switch in.Kind {
+	case sim.Start, sim.Restart:
+		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, PrimaryNode: -1}
+		if id, ok := sim.Load[RegID](in.Stable, "id"); ok {
+			r.S.ID = id // RP-1: reused on every later registration
+		} else {
+			r.S.ID = RegID{Hi: in.Rand, Lo: sim.Mix64(in.Rand ^ 0x9e3779b97f4a7c15)}
+			out.Store("id", r.S.ID)
+		}
+		if s, ok := sim.Load[Snapshot](in.Stable, "state"); ok {
+			r.S.Store, r.S.Dup, r.S.Applied = s.Store, s.Dup, s.Applied
+		}
+		// RP-2: every replica registers as a backup first (§5.2.1).
+		r.register()
+		out.SetTimer("ping", r.O.Period)
+		out.SetTimer("renew", r.O.Lease/3)
+		r.lookup("failure")
+	case sim.Timeout:
+		switch in.Timer {
+		case "ping":
+			r.tick()
+			out.SetTimer("ping", r.O.Period)
+		case "renew":
+			r.register()
+			out.SetTimer("renew", r.O.Lease/3)
+		}
+	case sim.Receive:
+		r.receive(in.From, in.Msg)
+	}
+}
+
+func (r *Replica) register() {
+	for _, g := range r.O.Registries {
+		r.out.Send(g, Register{Reg: Reg{Group: r.O.Group, ID: r.S.ID, Node: r.me, Primary: r.S.Primary}, Lease: int64(r.O.Lease)})
+	}
+}
+
+// tick is one round of the ping loop (§5.2.2).
+func (r *Replica) tick() {
+	r.S.Counter++
+	if r.S.Primary {
+		// A primary whose registration has not been acknowledged for a lease steps
+		// down: the registries have dropped it and a backup may be primary already.
+		if r.now-r.S.LastAck > sim.Time(r.O.Lease) && !r.O.Policy.on(func(p *Policy) bool { return p.NoStepDown }) {
+			r.become(false, "registration lapsed")
+			r.S.PrimaryNode = -1
+		}
+		r.lookup("verify") // keeps its list of backups current
+		return
+	}
+	switch {
+	case r.S.PrimaryNode < 0:
+		r.lookup("failure")
+	case r.S.Awaiting:
+		// The primary did not answer the last ping in a period: it crashed or is
+		// unreachable (§5.2.2, "if exception occurs").
+		r.S.Awaiting = false
+		r.lookup("failure")
+	default:
+		r.S.PingSeq++
+		r.S.Awaiting = true
+		r.out.Send(r.S.PrimaryNode, Ping{Seq: r.S.PingSeq})
+		if r.S.Counter >= 5 {
+			r.S.Counter = 0
+			r.lookup("verify")
+		}
+	}
+}
+
+// lookup asks every registry for the group (handle_primary_failure and
+// verify_primary both start with it); the answers are merged as they come.
+func (r *Replica) lookup(purpose string) {
+	r.S.LookupSeq++
+	r.S.Purpose, r.S.Answers, r.S.Found = purpose, 0, nil
+	for _, g := range r.O.Registries {
+		r.out.Send(g, Lookup{Group: r.O.Group, Seq: r.S.LookupSeq})
+	}
+}
+
+func (r *Replica) receive(from sim.NodeID, m sim.Message) {
+	switch m := m.(type) {
+	case Registered:
+		if m.ID == r.S.ID && m.Primary == r.S.Primary {
+			r.S.LastAck = r.now
+		}
+	case Found:
+		if m.Seq != r.S.LookupSeq {
+			return
+		}
+		for _, g := range m.Regs {
+			if !slices.ContainsFunc(r.S.Found, func(x Reg) bool { return x.ID == g.ID }) {
+				r.S.Found = append(r.S.Found, g)
+			}
+		}
+		r.S.Answers++
+		if r.S.Answers == len(r.O.Registries) || len(m.Regs) > 0 {
+			r.decide()
+		}
+	case Changed:
+		r.S.Found = m.Regs
+		r.S.Purpose = "verify"
+		r.decide()
+	case Ping:
+		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied})
+	case Pong:
+		if m.Seq == r.S.PingSeq {
+			r.S.Awaiting = false
+			if !m.Primary {
+				r.lookup("failure")
+			} else if m.Applied > r.S.Applied {
+				r.out.Send(from, SyncReq{})
+			}
+		}
+	case Request:
+		r.request(from, m)
+	case Update:
+		r.S.Pending[reqKey(m.Client, m.Seq)] = m
+	case DoneMsg:
+		r.applyDone(from, m)
+	case BackupAck:
+		r.acked(from, m)
+	case SyncReq:
+		if r.S.Primary {
+			r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+		}
+	case Snapshot:
+		if m.Applied > r.S.Applied && !r.S.Primary {
+			r.S.Store, r.S.Dup, r.S.Applied = cloneMap(m.Store), cloneMap(m.Dup), m.Applied
+			r.save()
+		}
+		r.out.Send(from, BackupAck{Client: -1, Index: r.S.Applied})
+	}
+}
+
+// decide acts on the registrations found: handle_primary_failure (§5.2.3) adopts an
+// existing primary or elects the minimum registration ID; verify_primary (§5.2.4)
+// keeps one and only one primary, the minimum ID among the primaries.
+func (r *Replica) decide() {
+	regs := r.S.Found
+	if len(regs) == 0 {
+		return // no registry answered with anything yet: stay alive, try later
+	}
+	var primaries []Reg
+	min := r.S.ID
+	minNode := r.me
+	for _, g := range regs {
+		if g.Primary {
+			primaries = append(primaries, g)
+		}
+		if g.ID.Less(min) {
+			min, minNode = g.ID, g.Node
+		}
+	}
+	r.S.Backups = nil
+	for _, g := range regs {
+		if g.Node != r.me && !g.Primary {
+			r.S.Backups = append(r.S.Backups, g.Node)
+		}
+	}
+	slices.Sort(r.S.Backups)
+	if r.S.Primary {
+		// verify: another primary with a smaller ID wins; this one steps down.
+		for _, p := range primaries {
+			if p.ID.Less(r.S.ID) {
+				r.become(false, "another primary has a smaller ID")
+				r.S.PrimaryNode = p.Node
+				return
+			}
+		}
+		r.dropGone()
+		return
+	}
+	if len(primaries) > 0 {
+		best := primaries[0]
+		for _, p := range primaries[1:] {
+			if p.ID.Less(best.ID) {
+				best = p
+			}
+		}
+		if best.Node != r.S.PrimaryNode {
+			r.out.Observe(ObsFailover, Failover{Primary: best.Node})
+		}
+		r.S.PrimaryNode = best.Node
+		return
+	}
+	if r.S.Purpose != "failure" {
+		return
+	}
+	// No primary registered: the minimum ID becomes primary (only it acts on it).
+	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me})
+	if minNode == r.me {
+		r.become(true, "minimum registration ID, no primary registered")
+		return
+	}
+	r.S.PrimaryNode = minNode
+}
+
+// become changes the replica's role and registers it so (§5.2.3 step 41).
+func (r *Replica) become(primary bool, why string) {
+	if r.S.Primary == primary {
+		return
+	}
+	r.S.Primary = primary
+	r.S.LastAck = r.now // the lease of the new role runs from its registration
+	r.out.Observe(ObsRole, Role{ID: r.S.ID, Primary: primary, Why: why})
+	r.register()
+	if primary {
+		r.S.PrimaryNode = r.me
+		// §5.1.4: resume the requests whose Update arrived without their Done.
+		for _, k := range sortedKeys(r.S.Pending) {
+			u := r.S.Pending[k]
+			if _, done := r.S.Dup[k]; !done {
+				r.S.Queue = append(r.S.Queue, Request{Client: u.Client, Seq: u.Seq, Op: u.Op})
+			}
+		}
+		r.S.Pending = map[string]Update{}
+		r.next()
+	} else {
+		r.S.Queue, r.S.Current = nil, nil
+	}
+}
+
+// ---- requests at the primary ----
+
+func (r *Replica) request(from sim.NodeID, m Request) {
+	if !r.S.Primary {
+		r.out.Send(from, Response{Client: m.Client, Seq: m.Seq, NotPrimary: true})
+		return
+	}
+	k := reqKey(m.Client, m.Seq)
+	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+		// RP-2: a duplicate: re-send the stored response, execute nothing.
+		r.out.Send(m.Client, Response{Client: m.Client, Seq: m.Seq, Val: v})
+		return
+	}
+	if r.S.Current != nil && reqKey(r.S.Current.Req.Client, r.S.Current.Req.Seq) == k {
+		return // in progress
+	}
+	for _, q := range r.S.Queue {
+		if reqKey(q.Client, q.Seq) == k {
+			return
+		}
+	}
+	r.S.Queue = append(r.S.Queue, m)
+	r.next()
+}
+
+// next executes the queued request: Update to the backups before the call, the call,
+// Done after it, and the answer once every backup acknowledged (RP-2).
+func (r *Replica) next() {
+	if r.S.Current != nil || len(r.S.Queue) == 0 || !r.S.Primary {
+		return
+	}
+	m := r.S.Queue[0]
+	r.S.Queue = r.S.Queue[1:]
+	k := reqKey(m.Client, m.Seq)
+	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+		r.out.Send(m.Client, Response{Client: m.Client, Seq: m.Seq, Val: v})
+		r.next()
+		return
+	}
+	for _, b := range r.S.Backups {
+		r.out.Send(b, Update{Client: m.Client, Seq: m.Seq, Op: m.Op})
+	}
+	resp := r.apply(m.Op)
+	r.S.Dup[k] = resp
+	r.S.Applied++
+	r.save()
+	r.out.Observe(ObsExec, Exec{Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+	for _, b := range r.S.Backups {
+		r.out.Send(b, DoneMsg{Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+	}
+	r.S.Current = &inflight{Req: m, Resp: resp, Index: r.S.Applied, Waiting: slices.Clone(r.S.Backups)}
+	if r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
+		r.out.Send(m.Client, Response{Client: m.Client, Seq: m.Seq, Val: resp})
+	}
+	r.finish()
+}
+
+func (r *Replica) acked(from sim.NodeID, m BackupAck) {
+	cur := r.S.Current
+	if cur == nil || m.Index < cur.Index {
+		return
+	}
+	cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool { return n == from })
+	r.finish()
+}
+
+// dropGone stops waiting for backups the registries no longer list (crashed: their
+// registration expired).
+func (r *Replica) dropGone() {
+	if cur := r.S.Current; cur != nil {
+		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool { return !slices.Contains(r.S.Backups, n) })
+		r.finish()
+	}
+}
+
+func (r *Replica) finish() {
+	cur := r.S.Current
+	if cur == nil || len(cur.Waiting) > 0 {
+		return
+	}
+	if !r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
+		r.out.Send(cur.Req.Client, Response{Client: cur.Req.Client, Seq: cur.Req.Seq, Val: cur.Resp})
+	}
+	r.S.Current = nil
+	r.next()
+}
+
+// applyDone: a backup applies the primary's result in order, or asks for the state
+// when it is behind.
+func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
+	k := reqKey(m.Client, m.Seq)
+	switch {
+	case m.Index <= r.S.Applied:
+		// already applied (or covered by a snapshot)
+	case m.Index == r.S.Applied+1:
+		r.apply(m.Op)
+		r.S.Dup[k] = m.Resp
+		r.S.Applied = m.Index
+		delete(r.S.Pending, k)
+		r.save()
+		r.out.Observe(ObsApply, Exec{Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: m.Resp, Index: m.Index})
+	default:
+		r.out.Send(from, SyncReq{})
+		return
+	}
+	r.out.Send(from, BackupAck{Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
+}
+
+// apply runs an operation on the store and returns its response.
+func (r *Replica) apply(op Op) int64 {
+	if op.Write {
+		r.S.Store[op.Key] = op.Val
+		return op.Val
+	}
+	return r.S.Store[op.Key]
+}
+
+func (r *Replica) save() {
+	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+}
+
+// Final returns a replica's store and whether it is primary (for the checkers at the
+// end of a run).
+func (r *Replica) Final() (map[string]int64, int64, bool) { return r.S.Store, r.S.Applied, r.S.Primary }
+
+func cloneMap(m map[string]int64) map[string]int64 {
+	c := make(map[string]int64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
