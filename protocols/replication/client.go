@@ -38,6 +38,16 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 	c.out, c.me = out, in.Self
 	defer func() { c.out = nil }()
 	switch in.Kind {
+	case sim.Restart:
+		// A front end that crashed resumes its pending request with the same ID
+		// (at most once: the primary's duplicate table answers it if it ran).
+		c.Primary = -1
+		c.Next, _ = sim.Load[int](in.Stable, "next")
+		c.Seq, _ = sim.Load[int64](in.Stable, "seq")
+		if c.Seq > 0 && c.Next < len(c.Ops) {
+			c.find()
+			out.SetTimer("retry", c.Retry)
+		}
 	case sim.Timeout:
 		if c.Next < len(c.Ops) && c.Seq > 0 {
 			c.Primary = -1
@@ -49,7 +59,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 		case Go:
 			c.issue()
 		case Found:
-			if m.Seq != c.Lk {
+			if m.Seq != c.Lk || c.Next >= len(c.Ops) {
 				return
 			}
 			for _, g := range m.Regs {
@@ -70,6 +80,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 			}
 			out.Observe(ObsReturn, ClientOp{Client: c.me, Seq: c.Seq, Op: c.Ops[c.Next], Val: m.Val})
 			c.Next++
+			out.Store("next", c.Next)
 			c.issue()
 		}
 	}
@@ -81,6 +92,8 @@ func (c *Client) issue() {
 		return
 	}
 	c.Seq++
+	c.out.Store("next", c.Next)
+	c.out.Store("seq", c.Seq)
 	c.out.Observe(ObsCall, ClientOp{Client: c.me, Seq: c.Seq, Op: c.Ops[c.Next]})
 	c.out.SetTimer("retry", c.Retry)
 	if c.Primary < 0 {

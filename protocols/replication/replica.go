@@ -94,6 +94,11 @@ type state struct {
 
 	Queue   []Request
 	Current *inflight
+	// Claim lists the replicas whose state an elected replica waits for before it
+	// takes over (it installs the freshest: a replica back from a crash may hold the
+	// minimum ID and not the last requests); Claiming is set while it waits.
+	Claiming bool
+	Claim    []sim.NodeID
 }
 
 type inflight struct {
@@ -171,6 +176,10 @@ func (r *Replica) tick() {
 		return
 	}
 	switch {
+	case r.S.Claiming:
+		// A replica that did not answer within a period is down: take over with
+		// the freshest state gathered.
+		r.claimed()
 	case r.S.PrimaryNode < 0:
 		r.lookup("failure")
 	case r.S.Awaiting:
@@ -242,13 +251,24 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 	case BackupAck:
 		r.acked(from, m)
 	case SyncReq:
-		if r.S.Primary {
-			r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+		if !r.S.Primary && from != r.S.PrimaryNode {
+			// A replica claiming the primary role asks for the state: from now on
+			// only its results count here (a late Done of the old primary would make
+			// this replica hold a request the new primary has not).
+			r.S.PrimaryNode = from
 		}
+		r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
 	case Snapshot:
 		if m.Applied > r.S.Applied && !r.S.Primary {
 			r.S.Store, r.S.Dup, r.S.Applied = cloneMap(m.Store), cloneMap(m.Dup), m.Applied
 			r.save()
+		}
+		if r.S.Claiming {
+			r.S.Claim = slices.DeleteFunc(r.S.Claim, func(n sim.NodeID) bool { return n == from })
+			if len(r.S.Claim) == 0 {
+				r.claimed()
+			}
+			return
 		}
 		r.out.Send(from, BackupAck{Client: -1, Index: r.S.Applied})
 	}
@@ -311,10 +331,28 @@ func (r *Replica) decide() {
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
 	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me})
 	if minNode == r.me {
-		r.become(true, "minimum registration ID, no primary registered")
+		// Before taking over, gather the others' state and keep the freshest (a
+		// choice the thesis leaves open: its minimum-ID rule alone elected a replica
+		// just back from a crash, without the last acknowledged requests).
+		r.S.Claiming, r.S.Claim = true, nil
+		for _, g := range regs {
+			if g.Node != r.me {
+				r.S.Claim = append(r.S.Claim, g.Node)
+				r.out.Send(g.Node, SyncReq{})
+			}
+		}
+		if len(r.S.Claim) == 0 {
+			r.claimed()
+		}
 		return
 	}
 	r.S.PrimaryNode = minNode
+}
+
+// claimed ends a claim: the replica takes over as primary.
+func (r *Replica) claimed() {
+	r.S.Claiming, r.S.Claim = false, nil
+	r.become(true, "minimum registration ID, no primary registered")
 }
 
 // become changes the replica's role and registers it so (§5.2.3 step 41).
@@ -432,6 +470,9 @@ func (r *Replica) finish() {
 // applyDone: a backup applies the primary's result in order, or asks for the state
 // when it is behind.
 func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
+	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) {
+		return // not from the primary this replica follows: fenced off
+	}
 	k := reqKey(m.Client, m.Seq)
 	switch {
 	case m.Index <= r.S.Applied:

@@ -51,6 +51,16 @@ var kinds = []kind{
 		func(b *scenarios.Build, reps, regs []string) (faults.Plan, error) {
 			return faults.Plan{Events: []faults.Event{{At: faults.Duration(200 * time.Millisecond), Kind: "crash", Node: regs[0]}}}, nil
 		}},
+	{"partition", "outside the thesis' model: each replica in turn is cut off from the registries and the other replicas for 1.5 s, longer than a lease (clients stay with it); the primary among them must step down", false,
+		func(b *scenarios.Build, reps, regs []string) (faults.Plan, error) {
+			var p faults.Plan
+			for i, n := range reps {
+				at := 300*time.Millisecond + time.Duration(i)*2500*time.Millisecond
+				p.Events = append(p.Events, faults.Event{At: faults.Duration(at), Kind: "partition", Groups: [][]string{append([]string{n}, clientsOf(b)...)}},
+					faults.Event{At: faults.Duration(at + 1500*time.Millisecond), Kind: "heal"})
+			}
+			return p, nil
+		}},
 	{"swarm", "crashes of a minority of replicas and of registries at a time, drawn from the seed (the thesis' fault model: crash faults, reliable links)", true,
 		func(b *scenarios.Build, reps, regs []string) (faults.Plan, error) {
 			l := faults.DefaultParams(3 * time.Second)
@@ -65,12 +75,21 @@ var kinds = []kind{
 			r := sim.Stream(b.Seed, "registry-crash")
 			if r.Float64() < 0.5 {
 				at := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(2*time.Second)))
-				p.Events = append(p.Events, faults.Event{At: faults.Duration(at), Kind: "crash", Node: regs[int(r.Int64Range(0, int64(len(regs)-1)))]},
-					faults.Event{At: faults.Duration(at + 400*time.Millisecond), Kind: "restart", Node: regs[0]})
+				reg := regs[int(r.Int64Range(0, int64(len(regs)-1)))]
+				p.Events = append(p.Events, faults.Event{At: faults.Duration(at), Kind: "crash", Node: reg},
+					faults.Event{At: faults.Duration(at + 400*time.Millisecond), Kind: "restart", Node: reg})
 				slices.SortStableFunc(p.Events, func(a, b faults.Event) int { return int(a.At - b.At) })
 			}
-			return p, p.Validate(append(append(slices.Clone(reps), regs...)))
+			return p, nil
 		}},
+}
+
+func clientsOf(b *scenarios.Build) []string {
+	var cs []string
+	for i := 1; i <= b.Params.IntRange("clients", 1, 50); i++ {
+		cs = append(cs, fmt.Sprintf("c%d", i))
+	}
+	return cs
 }
 
 func init() {
@@ -199,8 +218,9 @@ func (e *env) atMostOnce(r *checker.Run) error {
 }
 
 // RP-P2: every interval during which two replicas both held the primary role is
-// measured; after stabilization (the faults settled, plus five ping periods and a
-// lease) there is none. A crash ends a replica's role.
+// measured and reported; none lasts longer than 5 ping periods and a lease, and after
+// stabilization (the faults settled, plus the same) there is none. A crash ends a
+// replica's role.
 func (e *env) singlePrimary(r *checker.Run) error {
 	type span struct {
 		node     int
@@ -253,6 +273,12 @@ func (e *env) singlePrimary(r *checker.Run) error {
 			worst = max(worst, hi.Sub(lo))
 			if hi > stable {
 				return fmt.Errorf("%s and %s were both primary from %v to %v, after stabilization at %v", r.Final[a.node].Name, r.Final[b.node].Name, lo, hi, stable)
+			}
+			// verify_primary resolves a race within 5 periods (§5.2.4); a primary cut
+			// off from the registries steps down within a lease: no dual window lasts
+			// longer than both.
+			if limit := 5*e.period + e.lease; hi.Sub(lo) > limit {
+				return fmt.Errorf("%s and %s were both primary for %v (from %v), longer than 5 ping periods and a lease (%v)", r.Final[a.node].Name, r.Final[b.node].Name, hi.Sub(lo), lo, limit)
 			}
 		}
 	}

@@ -321,4 +321,3 @@ func graceExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	}
 	return []*reports.Table{t}, nil
 }
-
