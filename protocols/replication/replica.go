@@ -370,7 +370,7 @@ func (r *Replica) become(primary bool, why string) {
 		for _, k := range sortedKeys(r.S.Pending) {
 			u := r.S.Pending[k]
 			if _, done := r.S.Dup[k]; !done {
-				r.S.Queue = append(r.S.Queue, Request{Client: u.Client, Seq: u.Seq, Op: u.Op})
+				r.S.Queue = append(r.S.Queue, Request(u))
 			}
 		}
 		r.S.Pending = map[string]Update{}
@@ -420,7 +420,7 @@ func (r *Replica) next() {
 		return
 	}
 	for _, b := range r.S.Backups {
-		r.out.Send(b, Update{Client: m.Client, Seq: m.Seq, Op: m.Op})
+		r.out.Send(b, Update(m))
 	}
 	resp := r.apply(m.Op)
 	r.S.Dup[k] = resp
@@ -483,7 +483,7 @@ func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 		r.S.Applied = m.Index
 		delete(r.S.Pending, k)
 		r.save()
-		r.out.Observe(ObsApply, Exec{Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: m.Resp, Index: m.Index})
+		r.out.Observe(ObsApply, Exec(m))
 	default:
 		r.out.Send(from, SyncReq{})
 		return

@@ -127,7 +127,7 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
-	var names, reps, regs []string
+	var reps, regs []string
 	o := &rp.Options{Group: "worklist", Period: period, Lease: lease, Policy: pol}
 	var nodes []sim.NodeSpec
 	for i := 1; i <= ng; i++ {
@@ -154,9 +154,6 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 			os = append(os, op)
 		}
 		nodes = append(nodes, sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: rp.NewClient(o, os, retry)})
-	}
-	for _, n := range nodes {
-		names = append(names, n.Name)
 	}
 	plan, err := b.FaultPlan(func() (faults.Plan, error) { return k.plan(b, reps, regs) })
 	if err != nil {

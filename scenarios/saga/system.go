@@ -136,10 +136,9 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 	n := 2 + int(r.Int64Range(0, int64(maxAgents-2)))
 	agents := all[:n]
 	type sec struct {
-		st, next   string
-		links      [][2]string
-		inc, comp  string
-		hasSection bool
+		st, next  string
+		links     [][2]string
+		inc, comp string
 	}
 	secs := map[string]map[string]*sec{} // agent → st → section
 	add := func(a, st string) *sec {
