@@ -2,6 +2,7 @@ package sagascen
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func planLimits() faults.Params {
 // Every scenario keeps every property under 200 fault plans rapid draws (a failure
 // shrinks to a minimal plan and prints the command that replays it).
 func TestGeneratedPlans(t *testing.T) {
-	for _, sc := range []string{"saga/order", "saga/parallel", "saga/crash", "saga/partition-long", "saga/swarm"} {
+	for _, sc := range []string{"saga/order", "saga/parallel", "saga/crash", "saga/partition-short", "saga/partition-long", "saga/lossy", "saga/swarm"} {
 		t.Run(sc, func(t *testing.T) {
 			scenariotest.Plans(t, sc, scenariotest.Options{Checks: 200, Limits: planLimits()})
 		})
@@ -335,5 +336,23 @@ func TestExperiments(t *testing.T) {
 	fmt.Sscan(rows[1][5], &c2)
 	if d := c2 - c1; d < 550 || d > 650 {
 		t.Errorf("compensation moved by %v ms when the grace period grew by 600 ms", d)
+	}
+}
+
+// A user's configuration file: a good one runs; a bad one is one line naming the file
+// and the line, and nothing runs.
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/trip.saga"
+	os.WriteFile(good, []byte("// agent hotel\nincoming_action(trip, doRoom).\ncompensation_action(trip, undoRoom).\nnext(trip, car).\n// agent car\nincoming_action(trip, doCar).\ncompensation_action(trip, undoCar).\n"), 0o644)
+	rep, err := scenarios.RunName("saga/config", scenarios.Options{Seed: 1, Params: map[string]string{"file": good, "start": "hotel/trip"}})
+	if err != nil || rep.Failed() {
+		t.Fatalf("good file: %v %v", err, rep)
+	}
+	bad := dir + "/bad.saga"
+	os.WriteFile(bad, []byte("// agent hotel\nincoming_action(trip, doRoom).\nnext(trip, plane).\n"), 0o644)
+	_, err = scenarios.RunName("saga/config", scenarios.Options{Seed: 1, Params: map[string]string{"file": bad, "start": "hotel/trip"}})
+	if err == nil || !scenarios.IsInputError(err) || !strings.Contains(err.Error(), bad+":2: missing compensation") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("bad file: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package sagascen
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -117,6 +118,18 @@ var kinds = []kind{
 			nw.Loss, nw.Duplicate = b.Params.Prob("loss"), b.Params.Prob("dup")
 			return nw
 		}},
+	{name: "config", help: "your own saga: -p file=PATH (the §3.2 language; errors name the file and line, exit 2) -p start=AGENT/ST; agents named order and customer get the paper's services, the others the generic step service (actions do…/undo…)",
+		params: withParams(
+			scenarios.Param{Name: "file", Default: "", Help: "configuration file (empty: the paper's example)"},
+			scenarios.Param{Name: "start", Default: "order/orderCreation", Help: "the section transactions start at (agent/st)"},
+			scenarios.Param{Name: "credit", Default: "1000", Help: "the customer service's initial credit"},
+			scenarios.Param{Name: "amount", Default: "100", Help: "credit each transaction's order reserves"},
+		),
+		system: fileSystem,
+		input: func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
+			return s.starts[0], saga.Data{Customer: "alice", Amount: int64(b.Params.IntRange("amount", 1, 1<<40))}
+		},
+		plan: noFaults},
 	{name: "swarm", suite: true, help: "saga graphs (agents, sections, parallel branches, failing actions), timing and faults (crashes, partitions, cuts, spikes) all drawn from the seed",
 		params: withParams(
 			scenarios.Param{Name: "agents", Default: "6", Help: "most agents a drawn graph has"},
@@ -190,6 +203,33 @@ func paperInput(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
 		amt = s.credit + 1
 	}
 	return saga.SecKey{Agent: "order", St: "orderCreation"}, saga.Data{Customer: "alice", Amount: amt}
+}
+
+// fileSystem reads a user's configuration (the paper's example when none is given).
+func fileSystem(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
+	file, src := b.Params.String("file"), saga.PaperConfig
+	credit := int64(b.Params.IntRange("credit", 0, 1<<40))
+	if file == "" {
+		file = "paper.saga"
+	} else {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("parameter file: %v", err)
+		}
+		src = string(data)
+	}
+	s, err := build(file, src, credit, tm, pol)
+	if err != nil {
+		return nil, err
+	}
+	agent, st, ok := strings.Cut(b.Params.String("start"), "/")
+	start := saga.SecKey{Agent: agent, St: st}
+	if !ok || s.opts.Graph(start) == nil {
+		return nil, fmt.Errorf("parameter start=%q: no section agent/st of %s starts there", b.Params.String("start"), file)
+	}
+	s.starts = []saga.SecKey{start}
+	s.paper = slices.Contains(s.conf.Order, "customer")
+	return s, nil
 }
 
 func chainSystem(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
