@@ -1,0 +1,205 @@
+package histories
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/simrun-dev/simrun/checker"
+)
+
+// Models are the models a history can be checked against.
+var Models = []string{"register", "cas-register", "kv"}
+
+type in struct {
+	F         string
+	Arg, Arg2 Value
+}
+
+type out struct {
+	Ok  bool // cas: applied
+	Val Value
+}
+
+// Operations pairs a history's invocations with their completions: ok returns, fail
+// drops the operation (it did not happen) except a cas, which returned false, and info
+// or no completion leaves it pending (it may take effect any time after its call).
+// An operation the model does not know, a completion without an invocation and a
+// second invocation by a process with one open are errors naming the line.
+func Operations(file, model string, evs []Event) ([]checker.Operation, error) {
+	known := map[string]map[string]bool{
+		"register":     {"read": true, "write": true},
+		"cas-register": {"read": true, "write": true, "cas": true},
+		"kv":           {"get": true, "put": true, "append": true},
+	}[model]
+	if known == nil {
+		return nil, fmt.Errorf("unknown model %q (models: register, cas-register, kv)", model)
+	}
+	type open struct {
+		ev  Event
+		idx int64
+	}
+	opens := map[int]open{}
+	var ops []checker.Operation
+	for i, ev := range evs {
+		idx := int64(i)
+		if !known[ev.F] {
+			return nil, &LineError{file, ev.Line, fmt.Sprintf("operation %q is not one of model %s's", ev.F, model)}
+		}
+		if ev.Type == "invoke" {
+			if o, ok := opens[ev.Process]; ok {
+				return nil, &LineError{file, ev.Line, fmt.Sprintf("process %d invokes %s with %s (line %d) still open", ev.Process, ev.F, o.ev.F, o.ev.Line)}
+			}
+			opens[ev.Process] = open{ev, idx}
+			continue
+		}
+		o, ok := opens[ev.Process]
+		if !ok {
+			return nil, &LineError{file, ev.Line, fmt.Sprintf("process %d completes %s without an invocation", ev.Process, ev.F)}
+		}
+		delete(opens, ev.Process)
+		input, err := inputOf(o.ev)
+		if err != nil {
+			return nil, &LineError{file, o.ev.Line, err.Error()}
+		}
+		op := checker.Operation{Key: o.ev.Key, Client: ev.Process, Input: input, Call: o.idx, Return: idx}
+		switch {
+		case ev.Type == "ok":
+			op.Output = out{Ok: true, Val: ev.Value}
+		case ev.Type == "fail" && ev.F == "cas":
+			op.Output = out{Ok: false}
+		case ev.Type == "fail":
+			continue // it did not happen
+		default: // info: unknown
+			op.Pending = true
+		}
+		ops = append(ops, op)
+	}
+	for _, p := range sortedProcs(opens) {
+		o := opens[p]
+		input, err := inputOf(o.ev)
+		if err != nil {
+			return nil, &LineError{file, o.ev.Line, err.Error()}
+		}
+		ops = append(ops, checker.Operation{Key: o.ev.Key, Client: p, Input: input, Call: o.idx, Pending: true})
+	}
+	return ops, nil
+}
+
+func sortedProcs[V any](m map[int]V) []int {
+	var ps []int
+	for p := range m {
+		ps = append(ps, p)
+	}
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j] < ps[j-1]; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+	return ps
+}
+
+func inputOf(ev Event) (in, error) {
+	switch ev.F {
+	case "cas":
+		if len(ev.Value.Pair) != 2 {
+			return in{}, fmt.Errorf("cas takes [from to], got %s", ev.Value)
+		}
+		return in{F: "cas", Arg: ev.Value.Pair[0], Arg2: ev.Value.Pair[1]}, nil
+	case "write", "put", "append":
+		if ev.Value.Nil || ev.Value.Pair != nil {
+			return in{}, fmt.Errorf("%s takes a value, got %s", ev.F, ev.Value)
+		}
+	}
+	return in{F: ev.F, Arg: ev.Value}, nil
+}
+
+// Model returns the porcupine model of a name (per key for kv).
+func Model(name string) porcupine.Model {
+	if name == "kv" {
+		return porcupine.Model{
+			Init: func() any { return "" },
+			Step: func(st, i, o any) (bool, any) {
+				s, x := st.(string), i.(in)
+				if o == nil { // pending
+					switch x.F {
+					case "get":
+						return true, s
+					case "put":
+						return true, x.Arg.Str
+					}
+					return true, s + x.Arg.Str
+				}
+				y := o.(out)
+				switch x.F {
+				case "get":
+					return y.Val.Str == s || (y.Val.Nil && s == ""), s
+				case "put":
+					return true, x.Arg.Str
+				}
+				return true, s + x.Arg.Str
+			},
+			DescribeOperation: func(i, o any) string {
+				x := i.(in)
+				y, _ := o.(out)
+				if x.F == "get" {
+					return fmt.Sprintf("get() → %s", y.Val)
+				}
+				return fmt.Sprintf("%s(%s)", x.F, x.Arg)
+			},
+		}
+	}
+	// register and cas-register: the state is the value (nil before any write).
+	return porcupine.Model{
+		Init: func() any { return Value{Nil: true} },
+		Step: func(st, i, o any) (bool, any) {
+			s, x := st.(Value), i.(in)
+			if o == nil { // pending: any read, and the operation's effect if it has one
+				switch x.F {
+				case "read":
+					return true, s
+				case "write":
+					return true, x.Arg
+				}
+				if s.String() == x.Arg.String() {
+					return true, x.Arg2
+				}
+				return true, s
+			}
+			y := o.(out)
+			switch x.F {
+			case "read":
+				return y.Val.String() == s.String(), s
+			case "write":
+				return true, x.Arg
+			}
+			applies := s.String() == x.Arg.String()
+			if applies {
+				return y.Ok, x.Arg2
+			}
+			return !y.Ok, s
+		},
+		Equal: func(a, b any) bool { return a.(Value).String() == b.(Value).String() },
+		DescribeOperation: func(i, o any) string {
+			x := i.(in)
+			y, ok := o.(out)
+			if !ok {
+				return fmt.Sprintf("%s(%s %s) → ?", x.F, x.Arg, x.Arg2)
+			}
+			switch x.F {
+			case "read":
+				return fmt.Sprintf("read() → %s", y.Val)
+			case "write":
+				return fmt.Sprintf("write(%s)", x.Arg)
+			}
+			return fmt.Sprintf("cas(%s, %s) → %v", x.Arg, x.Arg2, y.Ok)
+		},
+		DescribeState: func(s any) string { return s.(Value).String() },
+	}
+}
+
+// Check checks operations against a model within timeout (partitioned by key).
+func Check(model string, ops []checker.Operation, timeout time.Duration) checker.LinResult {
+	return checker.CheckLinearizableKeyed(func(string) porcupine.Model { return Model(model) }, ops, timeout)
+}

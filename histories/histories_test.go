@@ -1,0 +1,187 @@
+package histories
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// porcupineDir finds the porcupine module's directory (its test data is read from
+// there, not copied into this repository).
+func porcupineDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-json", "github.com/anishathalye/porcupine").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("porcupine's module directory: %v %q", err, out)
+	}
+	return m.Dir
+}
+
+func check(t *testing.T, path, model string) porcupine.CheckResult {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, err := Parse(path, f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := Operations(path, model, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(model, ops, time.Minute).Result
+}
+
+// Every Jepsen etcd history porcupine ships gets the verdict porcupine's own tests
+// expect (read from its porcupine_test.go), and so do its key-value histories.
+func TestPorcupineHistories(t *testing.T) {
+	dir := porcupineDir(t)
+	src, err := os.ReadFile(filepath.Join(dir, "porcupine_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := regexp.MustCompile(`checkJepsen\(t, (\d+), (true|false)\)`).FindAllStringSubmatch(string(src), -1)
+	if len(cases) < 100 {
+		t.Fatalf("found %d Jepsen cases in porcupine's tests", len(cases))
+	}
+	for _, c := range cases {
+		var n int
+		fmt.Sscan(c[1], &n)
+		want := porcupine.Illegal
+		if c[2] == "true" {
+			want = porcupine.Ok
+		}
+		path := filepath.Join(dir, "test_data", "jepsen", fmt.Sprintf("etcd_%03d.log", n))
+		if got := check(t, path, "cas-register"); got != want {
+			t.Errorf("etcd_%03d: %v, porcupine's tests expect %v", n, got, want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		want porcupine.CheckResult
+	}{{"c01-ok", porcupine.Ok}, {"c01-bad", porcupine.Illegal}, {"c10-ok", porcupine.Ok}, {"c10-bad", porcupine.Illegal}, {"c50-ok", porcupine.Ok}} {
+		if got := check(t, filepath.Join(dir, "test_data", "kv", c.name+".txt"), "kv"); got != c.want {
+			t.Errorf("kv %s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The JSON Lines format, info operations (pending) and fail (did not happen).
+func TestJSONLines(t *testing.T) {
+	h := `{"process": 0, "type": "invoke", "f": "write", "key": "x", "value": 1}
+{"process": 0, "type": "ok", "f": "write", "key": "x", "value": 1}
+{"process": 1, "type": "invoke", "f": "write", "key": "x", "value": 2}
+{"process": 1, "type": "info", "f": "write", "key": "x", "value": 2}
+{"process": 2, "type": "invoke", "f": "read", "key": "x", "value": null}
+{"process": 2, "type": "ok", "f": "read", "key": "x", "value": 2}
+{"process": 3, "type": "invoke", "f": "write", "key": "x", "value": 9}
+{"process": 3, "type": "fail", "f": "write", "key": "x", "value": 9}
+`
+	evs, err := Parse("h.jsonl", strings.NewReader(h), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := Operations("h.jsonl", "register", evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 3 || !ops[1].Pending {
+		t.Fatalf("ops %+v: want 3 (the failed write dropped), the info write pending", ops)
+	}
+	if r := Check("register", ops, time.Second).Result; r != porcupine.Ok {
+		t.Fatalf("the info write explains the read of 2: %v", r)
+	}
+	bad := strings.Replace(h, `"value": 2}
+{"process": 3`, `"value": 9}
+{"process": 3`, 1)
+	evs, _ = Parse("h.jsonl", strings.NewReader(bad), "")
+	ops, _ = Operations("h.jsonl", "register", evs)
+	if r := Check("register", ops, time.Second).Result; r != porcupine.Illegal {
+		t.Fatalf("a read of the failed write's 9: %v, want illegal", r)
+	}
+}
+
+// Malformed histories: one error naming the file and line.
+func TestMalformed(t *testing.T) {
+	for _, c := range []struct{ name, h, model, want string }{
+		{"return without call", `{:process 0, :type :ok, :f :read, :value 1}`, "register", "h:1: process 0 completes read without an invocation"},
+		{"second invoke", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :invoke, :f :write, :value 1}", "register", "h:2: process 0 invokes write with read (line 1) still open"},
+		{"bad value", `{:process 0, :type :invoke, :f :write, :value 1.5x}`, "register", "h:1: bad value"},
+		{"unknown op", `{:process 0, :type :invoke, :f :dequeue, :value nil}`, "register", `h:1: operation "dequeue" is not one of model register's`},
+		{"bad type", `{"process": 0, "type": "done", "f": "read"}`, "register", `h:1: type "done"`},
+		{"truncated json", `{"process": 0, "type": "invoke", "f": "wri`, "register", "h:1: not a history line"},
+		{"unknown format", "hello", "register", "h:1: unknown history format"},
+		{"empty", "\n\n", "register", "h:2: no operations"},
+		{"cas without pair", `{:process 0, :type :invoke, :f :cas, :value 3}`, "cas-register", "h:1: cas takes [from to]"},
+	} {
+		evs, err := Parse("h", strings.NewReader(c.h), "")
+		if err == nil {
+			_, err = Operations("h", c.model, evs)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := Operations("h", "queue", nil); err == nil {
+		t.Error("unknown model accepted")
+	}
+}
+
+// A history larger than MaxBytes is refused after reading MaxBytes, in bounded memory.
+func TestTooLarge(t *testing.T) {
+	line := `{"process": 0, "type": "invoke", "f": "read", "key": "x", "value": null}` + "\n" + `{"process": 0, "type": "ok", "f": "read", "key": "x", "value": null}` + "\n"
+	r := &repeat{s: line, n: MaxBytes/len(line) + 10}
+	_, err := Parse("big", r, "")
+	if err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {
+		t.Fatalf("%v", err)
+	}
+}
+
+type repeat struct {
+	s   string
+	n   int
+	off int
+}
+
+func (r *repeat) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, fmt.Errorf("EOF")
+	}
+	k := copy(p, r.s[r.off:])
+	r.off += k
+	if r.off == len(r.s) {
+		r.off, r.n = 0, r.n-1
+	}
+	return k, nil
+}
+
+// FuzzParse: any input is a history or one error line naming the file.
+func FuzzParse(f *testing.F) {
+	f.Add(`{:process 0, :type :invoke, :f :read, :value nil}`)
+	f.Add(`{"process": 1, "type": "ok", "f": "cas", "value": [1, 2]}`)
+	f.Add("INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]")
+	f.Fuzz(func(t *testing.T, h string) {
+		evs, err := Parse("f", strings.NewReader(h), "")
+		if err == nil {
+			_, err = Operations("f", "cas-register", evs)
+		}
+		if err != nil && (!strings.HasPrefix(err.Error(), "f:") || strings.Contains(err.Error(), "\n")) {
+			t.Fatalf("error %q", err)
+		}
+	})
+}
