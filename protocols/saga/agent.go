@@ -281,7 +281,7 @@ func (a *Agent) Summary() []string {
 	for _, id := range a.txIDs() {
 		t := a.S.Txs[id]
 		for _, st := range sortedKeys(t.Own) {
-			if s := t.Own[st].State; s != Pendant {
+			if s := t.Own[st].State; s != Pendant && s != Processing { // a join's wait is not observed
 				ls = append(ls, fmt.Sprintf("%s %s %s", id, st, s))
 			}
 		}
