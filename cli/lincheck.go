@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		name:  "lincheck",
-		args:  "HISTORY --model register|cas-register|kv [--format edn|jepsen-log|jsonl] [--timeout D] [--viz FILE]",
+		args:  "HISTORY --model register|cas-register|kv|counter|queue [--format edn|jepsen-log|jsonl] [--timeout D] [--viz FILE]",
 		short: "check a history recorded outside simrun for linearizability (Jepsen EDN, Jepsen logs, JSON Lines)",
 		long: "Exit 0: linearizable; 1: not (porcupine's visualization is written to --viz, default HISTORY.html);\n" +
 			"4: undecided within --timeout; 2: bad input (one line naming the file and line).\n" +
@@ -26,7 +26,7 @@ func init() {
 func cmdLincheck(e *env, args []string) error {
 	c := commands["lincheck"]
 	fs := newFlags(e, c)
-	modelName := fs.String("model", "", "register, cas-register or kv (partitioned by key)")
+	modelName := fs.String("model", "", "register, cas-register, kv (partitioned by key), counter or queue")
 	format := fs.String("format", "", "edn, jepsen-log or jsonl (default: detected from the first line)")
 	timeout := fs.Duration("timeout", time.Minute, "give up (exit 4) after this long")
 	viz := fs.String("viz", "", "where to write the visualization of an illegal history (`FILE`, default HISTORY.html)")
@@ -38,7 +38,7 @@ func cmdLincheck(e *env, args []string) error {
 		return usageErr("lincheck: want one history file (usage: simrun lincheck %s)", c.args)
 	}
 	if *modelName == "" {
-		return usageErr("lincheck: --model is required (register, cas-register or kv)")
+		return usageErr("lincheck: --model is required (register, cas-register, kv, counter or queue)")
 	}
 	if *timeout <= 0 {
 		return usageErr("lincheck: --timeout must be positive")

@@ -37,7 +37,7 @@ func TestLincheck(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"lincheck", good},
-		{"lincheck", good, "--model", "queue"},
+		{"lincheck", good, "--model", "stack"},
 		{"lincheck", filepath.Join(dir, "missing.edn"), "--model", "register"},
 		{"lincheck", good, "--model", "register", "--format", "xml"},
 	} {

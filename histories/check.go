@@ -2,6 +2,7 @@ package histories
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -10,7 +11,7 @@ import (
 )
 
 // Models are the models a history can be checked against.
-var Models = []string{"register", "cas-register", "kv"}
+var Models = []string{"register", "cas-register", "kv", "counter", "queue"}
 
 type in struct {
 	F         string
@@ -32,9 +33,11 @@ func Operations(file, model string, evs []Event) ([]checker.Operation, error) {
 		"register":     {"read": true, "write": true},
 		"cas-register": {"read": true, "write": true, "cas": true},
 		"kv":           {"get": true, "put": true, "append": true},
+		"counter":      {"read": true, "add": true},
+		"queue":        {"enqueue": true, "dequeue": true},
 	}[model]
 	if known == nil {
-		return nil, fmt.Errorf("unknown model %q (models: register, cas-register, kv)", model)
+		return nil, fmt.Errorf("unknown model %q (models: register, cas-register, kv, counter, queue)", model)
 	}
 	type open struct {
 		ev  Event
@@ -67,8 +70,8 @@ func Operations(file, model string, evs []Event) ([]checker.Operation, error) {
 		switch {
 		case ev.Type == "ok":
 			op.Output = out{Ok: true, Val: ev.Value}
-		case ev.Type == "fail" && ev.F == "cas":
-			op.Output = out{Ok: false}
+		case ev.Type == "fail" && (ev.F == "cas" || ev.F == "dequeue"):
+			op.Output = out{Ok: false} // evaluated and refused: a cas that did not apply, an empty queue
 		case ev.Type == "fail":
 			continue // it did not happen
 		default: // info: unknown
@@ -107,7 +110,7 @@ func inputOf(ev Event) (in, error) {
 			return in{}, fmt.Errorf("cas takes [from to], got %s", ev.Value)
 		}
 		return in{F: "cas", Arg: ev.Value.Pair[0], Arg2: ev.Value.Pair[1]}, nil
-	case "write", "put", "append":
+	case "write", "put", "append", "add", "enqueue":
 		if ev.Value.Nil || ev.Value.Pair != nil {
 			return in{}, fmt.Errorf("%s takes a value, got %s", ev.F, ev.Value)
 		}
@@ -117,6 +120,59 @@ func inputOf(ev Event) (in, error) {
 
 // Model returns the porcupine model of a name (per key for kv).
 func Model(name string) porcupine.Model {
+	switch name {
+	case "counter":
+		// state: the value; add(d) adds, read returns it
+		return porcupine.Model{
+			Init: func() any { return int64(0) },
+			Step: func(st, i, o any) (bool, any) {
+				s, x := st.(int64), i.(in)
+				if x.F == "add" {
+					return true, s + x.Arg.Int
+				}
+				y, ok := o.(out)
+				return !ok || y.Val.Int == s, s
+			},
+			DescribeOperation: func(i, o any) string {
+				x := i.(in)
+				if y, ok := o.(out); ok && x.F == "read" {
+					return fmt.Sprintf("read() → %s", y.Val)
+				}
+				return fmt.Sprintf("%s(%s)", x.F, x.Arg)
+			},
+		}
+	case "queue":
+		// state: the queue's values, oldest first, as text (comparable)
+		return porcupine.Model{
+			Init: func() any { return "" },
+			Step: func(st, i, o any) (bool, any) {
+				s, x := st.(string), i.(in)
+				if x.F == "enqueue" {
+					return true, strings.TrimPrefix(s+" "+x.Arg.String(), " ")
+				}
+				head, rest, _ := strings.Cut(s, " ")
+				y, ok := o.(out)
+				switch {
+				case !ok: // pending: it took the head, if any
+					return true, rest
+				case !y.Ok: // refused: the queue was empty
+					return s == "", s
+				}
+				return s != "" && head == y.Val.String(), rest
+			},
+			DescribeOperation: func(i, o any) string {
+				x := i.(in)
+				if y, ok := o.(out); ok && x.F == "dequeue" {
+					if !y.Ok {
+						return "dequeue() → empty"
+					}
+					return fmt.Sprintf("dequeue() → %s", y.Val)
+				}
+				return fmt.Sprintf("%s(%s)", x.F, x.Arg)
+			},
+			DescribeState: func(s any) string { return "[" + s.(string) + "]" },
+		}
+	}
 	if name == "kv" {
 		return porcupine.Model{
 			Init: func() any { return "" },

@@ -12,8 +12,9 @@
 // not have happened: it stays pending, taking effect at any time after its call, or
 // never); a process has at most one operation open at a time. Values are integers,
 // strings or nil; cas takes [from, to]. The models: register (read, write),
-// cas-register (read, write, cas) and kv (get, put, append on string values,
-// partitioned by key). A malformed line is an error naming the file's line; files
+// cas-register (read, write, cas), kv (get, put, append on string values,
+// partitioned by key), counter (add, read) and queue (enqueue, dequeue; a failed
+// dequeue found the queue empty, as a failed cas did not apply). A malformed line is an error naming the file's line; files
 // larger than MaxBytes are refused.
 package histories
 

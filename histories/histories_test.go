@@ -137,7 +137,7 @@ func TestMalformed(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
-	if _, err := Operations("h", "queue", nil); err == nil {
+	if _, err := Operations("h", "stack", nil); err == nil {
 		t.Error("unknown model accepted")
 	}
 }
@@ -184,4 +184,30 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error %q", err)
 		}
 	})
+}
+
+// The counter and queue models.
+func TestCounterAndQueue(t *testing.T) {
+	for _, c := range []struct {
+		name, model, h string
+		want           porcupine.CheckResult
+	}{
+		{"counter ok", "counter", "{:process 0, :type :invoke, :f :add, :value 2}\n{:process 1, :type :invoke, :f :read, :value nil}\n{:process 1, :type :ok, :f :read, :value 2}\n{:process 0, :type :ok, :f :add, :value 2}\n", porcupine.Ok},
+		{"counter bad", "counter", "{:process 0, :type :invoke, :f :add, :value 2}\n{:process 0, :type :ok, :f :add, :value 2}\n{:process 1, :type :invoke, :f :read, :value nil}\n{:process 1, :type :ok, :f :read, :value 3}\n", porcupine.Illegal},
+		{"queue ok", "queue", "{:process 0, :type :invoke, :f :enqueue, :value 1}\n{:process 0, :type :ok, :f :enqueue, :value 1}\n{:process 0, :type :invoke, :f :enqueue, :value 2}\n{:process 0, :type :ok, :f :enqueue, :value 2}\n{:process 1, :type :invoke, :f :dequeue, :value nil}\n{:process 1, :type :ok, :f :dequeue, :value 1}\n", porcupine.Ok},
+		{"queue out of order", "queue", "{:process 0, :type :invoke, :f :enqueue, :value 1}\n{:process 0, :type :ok, :f :enqueue, :value 1}\n{:process 0, :type :invoke, :f :enqueue, :value 2}\n{:process 0, :type :ok, :f :enqueue, :value 2}\n{:process 1, :type :invoke, :f :dequeue, :value nil}\n{:process 1, :type :ok, :f :dequeue, :value 2}\n", porcupine.Illegal},
+		{"queue empty refused", "queue", "{:process 0, :type :invoke, :f :enqueue, :value 1}\n{:process 0, :type :ok, :f :enqueue, :value 1}\n{:process 1, :type :invoke, :f :dequeue, :value nil}\n{:process 1, :type :fail, :f :dequeue, :value nil}\n", porcupine.Illegal},
+	} {
+		evs, err := Parse("h", strings.NewReader(c.h), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := Operations("h", c.model, evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Check(c.model, ops, time.Second).Result; got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }
