@@ -254,6 +254,9 @@ func writeReport(w io.Writer, rep *scenarios.Report, tracePath string) {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if rep.Summary != "" {
+		fmt.Fprint(w, strings.TrimRight(rep.Summary, "\n")+"\n")
+	}
 	fmt.Fprintf(w, "verdict   %s\n", rep.Verdict.Class)
 	if tracePath != "" {
 		fmt.Fprintf(w, "trace     %s (replay: simrun replay %s)\n", tracePath, scenarios.ShellQuote(tracePath))

@@ -47,7 +47,9 @@ type Report struct {
 	Metrics  any               `json:"metrics,omitempty"`
 	// Notes are the settings drawn from the seed (Setup.Notes).
 	Notes []string `json:"notes,omitempty"`
-	Repro string   `json:"repro"`
+	// Summary is the scenario's text after the verdicts (Setup.Summary).
+	Summary string `json:"summary,omitempty"`
+	Repro   string `json:"repro"`
 	// Ops are the client operations the linearizability checks read, in virtual time
 	// (the run report's latency plot).
 	Ops []checker.OpSpan `json:"-"`
@@ -187,6 +189,9 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	}
 	if setup.Metrics != nil {
 		rep.Metrics = setup.Metrics(res)
+	}
+	if setup.Summary != nil {
+		rep.Summary = setup.Summary(run)
 	}
 	return rep, nil
 }

@@ -52,6 +52,9 @@ type Setup struct {
 	Properties []checker.Property
 	// Metrics returns protocol-specific metrics for the JSON report (optional).
 	Metrics func(r *sim.Result) any
+	// Summary, when set, is text the scenario prints after the verdicts (a table of
+	// what happened: the replication chapter-6 experiment's failovers, say).
+	Summary func(r *checker.Run) string
 	// Notes are settings the scenario drew from the seed rather than took from its
 	// parameters (a swarm's topology, say): the report prints them after the
 	// parameters, so what ran is visible without the JSON metrics.

@@ -43,10 +43,12 @@ type Registered struct {
 // Kind implements sim.Message.
 func (Registered) Kind() string { return "REGISTERED" }
 
-// Lookup asks a registry for a group's registrations (§5.2.3).
+// Lookup asks a registry for a group's registrations (§5.2.3). Tag says which of the
+// asker's lookups it is (a replica's own, or one made for a call to another group).
 type Lookup struct {
 	Group string
 	Seq   int64
+	Tag   string
 }
 
 // Kind implements sim.Message.
@@ -55,6 +57,7 @@ func (Lookup) Kind() string { return "LOOKUP" }
 // Found answers a Lookup.
 type Found struct {
 	Seq  int64
+	Tag  string
 	Regs []Reg
 }
 
@@ -95,8 +98,11 @@ type Op struct {
 	Val   int64
 }
 
-// Request is a client request: unique ID (client, sequence).
+// Request is a client request. ID is unique (a client's node and sequence number, or,
+// for a transition, the instance and hop: the same after the predecessor fails over);
+// the response goes to Client (none when it is -1: a primary's own step).
 type Request struct {
+	ID     string
 	Client sim.NodeID
 	Seq    int64
 	Op     Op
@@ -107,6 +113,7 @@ func (Request) Kind() string { return "REQUEST" }
 
 // Response answers a request (Val: the value read, or written).
 type Response struct {
+	ID     string
 	Client sim.NodeID
 	Seq    int64
 	Val    int64
@@ -120,6 +127,7 @@ func (Response) Kind() string { return "RESPONSE" }
 // Update tells the backups, before the service call, which request the primary is
 // about to execute (§5.1.4: a new primary knows where to resume).
 type Update struct {
+	ID     string
 	Client sim.NodeID
 	Seq    int64
 	Op     Op
@@ -131,6 +139,7 @@ func (Update) Kind() string { return "UPDATE" }
 // DoneMsg tells the backups, after the call, its result: they apply it and store the
 // response for the duplicate check.
 type DoneMsg struct {
+	ID     string
 	Client sim.NodeID
 	Seq    int64
 	Op     Op
@@ -143,6 +152,7 @@ func (DoneMsg) Kind() string { return "DONE" }
 
 // BackupAck acknowledges a DoneMsg.
 type BackupAck struct {
+	ID     string
 	Client sim.NodeID
 	Seq    int64
 	// Index: the backup has applied everything up to it.
@@ -168,4 +178,63 @@ type Snapshot struct {
 // Kind implements sim.Message.
 func (Snapshot) Kind() string { return "SNAPSHOT" }
 
-func reqKey(c sim.NodeID, seq int64) string { return fmt.Sprintf("%d/%d", c, seq) }
+// ClientID is the request ID of a client's seq-th request.
+func ClientID(c sim.NodeID, seq int64) string { return fmt.Sprintf("%d/%d", c, seq) }
+
+// ---- active replication (RP-3) ----
+
+// Order is the sequencer's assignment of the Index-th place of the total order to a
+// request, multicast to every replica of the group (RP-3).
+type Order struct {
+	Epoch int64
+	Index int64
+	Req   Request
+}
+
+// Kind implements sim.Message.
+func (Order) Kind() string { return "ORDER" }
+
+// Fetch asks the sequencer for the order from index From on (a replica that saw a gap,
+// or is behind after a restart).
+type Fetch struct{ From int64 }
+
+// Kind implements sim.Message.
+func (Fetch) Kind() string { return "FETCH" }
+
+// Orders re-sends a run of the order from Start on.
+type Orders struct {
+	Epoch int64
+	Start int64
+	Reqs  []Request
+}
+
+// Kind implements sim.Message.
+func (Orders) Kind() string { return "ORDERS" }
+
+// SeqSync is a new sequencer's request for a replica's order (sequencer failover):
+// a replica that answers joins Epoch and ignores orders of older epochs from then on.
+type SeqSync struct{ Epoch int64 }
+
+// Kind implements sim.Message.
+func (SeqSync) Kind() string { return "SEQSYNC" }
+
+// SeqState answers a SeqSync with the replica's order. Joined: the replica joined the
+// asker's epoch; if not, Epoch is the epoch it follows another sequencer in.
+type SeqState struct {
+	Asked  int64
+	Epoch  int64
+	Joined bool
+	Log    []Request
+}
+
+// Kind implements sim.Message.
+func (SeqState) Kind() string { return "SEQSTATE" }
+
+// NewView is a new sequencer's order, sent once it has taken over.
+type NewView struct {
+	Epoch int64
+	Log   []Request
+}
+
+// Kind implements sim.Message.
+func (NewView) Kind() string { return "NEWVIEW" }

@@ -41,7 +41,7 @@ func (r *Registry) Handle(in sim.Input, out *sim.Outbox) {
 		case Register:
 			r.register(in.From, m)
 		case Lookup:
-			out.Send(in.From, Found{Seq: m.Seq, Regs: r.group(m.Group)})
+			out.Send(in.From, Found{Seq: m.Seq, Tag: m.Tag, Regs: r.group(m.Group)})
 		}
 	}
 }

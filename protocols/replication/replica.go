@@ -2,6 +2,7 @@ package replication
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -16,6 +17,11 @@ type Options struct {
 	// Lease is a registration's lease at the registries (renewed every Lease/3); a
 	// primary that has not had its registration acknowledged for a lease steps down.
 	Lease time.Duration
+	// Active: the group is actively replicated (RP-3; clients multicast to it).
+	Active bool
+	// Flow makes a passive group a workflow component (RP-4, RP-5); nil: a plain
+	// replicated key-value service.
+	Flow *Flow
 	// Policy plants bugs (tests and -p bug=…); nil is the protocol.
 	Policy *Policy
 }
@@ -25,6 +31,8 @@ type Policy struct {
 	NoDupCheck bool // a re-sent request is executed again (breaks at-most-once)
 	AckEarly   bool // the client is answered before the backups acknowledge (breaks RP-P4)
 	NoStepDown bool // a primary whose registration lapsed stays primary (breaks RP-P2)
+	NoResume   bool // a new primary leaves the instances it inherited where they are (breaks §4.5.1, §4.5.3)
+	NoRetry    bool // a transition or call left unanswered is not made again (breaks §4.5.2)
 }
 
 func (p *Policy) on(f func(*Policy) bool) bool { return p != nil && f(p) }
@@ -48,6 +56,8 @@ type Role struct {
 
 // Exec is observed when a request is executed (primary) or applied (backup).
 type Exec struct {
+	Group  string
+	ID     string
 	Client sim.NodeID
 	Seq    int64
 	Op     Op
@@ -97,8 +107,21 @@ type state struct {
 	// Claim lists the replicas whose state an elected replica waits for before it
 	// takes over (it installs the freshest: a replica back from a crash may hold the
 	// minimum ID and not the last requests); Claiming is set while it waits.
-	Claiming bool
-	Claim    []sim.NodeID
+	Claiming   bool
+	ClaimSince sim.Time
+	Claim      []sim.NodeID
+
+	// RP-4: the call a workflow component's primary has in progress (a task's side
+	// call, or the transition to the successor group), and how far each instance's
+	// side calls got (volatile: a new primary repeats them, and the callee's duplicate
+	// table answers).
+	Call     *Call
+	CallKey  string
+	CallFwd  bool
+	CallLk   int64
+	SideDone map[string]int
+	// Inherited: the instances a new primary found (the NoResume bug ignores them).
+	Inherited []string
 }
 
 type inflight struct {
@@ -127,7 +150,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 	defer func() { r.out = nil }()
 	switch in.Kind {
 	case sim.Start, sim.Restart:
-		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, PrimaryNode: -1}
+		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1}
 		if id, ok := sim.Load[RegID](in.Stable, "id"); ok {
 			r.S.ID = id // RP-1: reused on every later registration
 		} else {
@@ -150,6 +173,11 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 		case "renew":
 			r.register()
 			out.SetTimer("renew", r.O.Lease/3)
+		case "call":
+			if r.S.Call != nil {
+				r.S.Call.Lookup(out, r.O.Registries)
+				out.SetTimer("call", r.O.Lease/3)
+			}
 		}
 	case sim.Receive:
 		r.receive(in.From, in.Msg)
@@ -179,7 +207,9 @@ func (r *Replica) tick() {
 	case r.S.Claiming:
 		// A replica that did not answer within a period is down: take over with
 		// the freshest state gathered.
-		r.claimed()
+		if r.now-r.S.ClaimSince >= sim.Time(r.O.Period) {
+			r.claimed()
+		}
 	case r.S.PrimaryNode < 0:
 		r.lookup("failure")
 	case r.S.Awaiting:
@@ -215,6 +245,12 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.S.LastAck = r.now
 		}
 	case Found:
+		if m.Tag == callTag {
+			if r.S.Call != nil {
+				r.S.Call.Found(r.out, m)
+			}
+			return
+		}
 		if m.Seq != r.S.LookupSeq {
 			return
 		}
@@ -244,8 +280,12 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		}
 	case Request:
 		r.request(from, m)
+	case Response:
+		if r.S.Call != nil && r.S.Call.Answered(r.out, r.O.Registries, m) {
+			r.callDone()
+		}
 	case Update:
-		r.S.Pending[reqKey(m.Client, m.Seq)] = m
+		r.S.Pending[m.ID] = m
 	case DoneMsg:
 		r.applyDone(from, m)
 	case BackupAck:
@@ -270,7 +310,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			}
 			return
 		}
-		r.out.Send(from, BackupAck{Client: -1, Index: r.S.Applied})
+		r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
 	}
 }
 
@@ -334,7 +374,7 @@ func (r *Replica) decide() {
 		// Before taking over, gather the others' state and keep the freshest (a
 		// choice the thesis leaves open: its minimum-ID rule alone elected a replica
 		// just back from a crash, without the last acknowledged requests).
-		r.S.Claiming, r.S.Claim = true, nil
+		r.S.Claiming, r.S.ClaimSince, r.S.Claim = true, r.now, nil
 		for _, g := range regs {
 			if g.Node != r.me {
 				r.S.Claim = append(r.S.Claim, g.Node)
@@ -374,9 +414,12 @@ func (r *Replica) become(primary bool, why string) {
 			}
 		}
 		r.S.Pending = map[string]Update{}
+		r.inherit()
 		r.next()
+		r.drive()
 	} else {
 		r.S.Queue, r.S.Current = nil, nil
+		r.stopCall()
 	}
 }
 
@@ -384,20 +427,21 @@ func (r *Replica) become(primary bool, why string) {
 
 func (r *Replica) request(from sim.NodeID, m Request) {
 	if !r.S.Primary {
-		r.out.Send(from, Response{Client: m.Client, Seq: m.Seq, NotPrimary: true})
+		r.out.Send(from, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, NotPrimary: true})
 		return
 	}
-	k := reqKey(m.Client, m.Seq)
+	k := m.ID
 	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
-		// RP-2: a duplicate: re-send the stored response, execute nothing.
-		r.out.Send(m.Client, Response{Client: m.Client, Seq: m.Seq, Val: v})
+		// RP-2: a duplicate: re-send the stored response, execute nothing (§4.5.4,
+		// §4.5.5: a transition already done is simply acknowledged).
+		r.respond(m, v)
 		return
 	}
-	if r.S.Current != nil && reqKey(r.S.Current.Req.Client, r.S.Current.Req.Seq) == k {
+	if r.S.Current != nil && r.S.Current.Req.ID == k {
 		return // in progress
 	}
 	for _, q := range r.S.Queue {
-		if reqKey(q.Client, q.Seq) == k {
+		if q.ID == k {
 			return
 		}
 	}
@@ -413,9 +457,9 @@ func (r *Replica) next() {
 	}
 	m := r.S.Queue[0]
 	r.S.Queue = r.S.Queue[1:]
-	k := reqKey(m.Client, m.Seq)
+	k := m.ID
 	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
-		r.out.Send(m.Client, Response{Client: m.Client, Seq: m.Seq, Val: v})
+		r.respond(m, v)
 		r.next()
 		return
 	}
@@ -426,13 +470,14 @@ func (r *Replica) next() {
 	r.S.Dup[k] = resp
 	r.S.Applied++
 	r.save()
-	r.out.Observe(ObsExec, Exec{Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+	r.task(m)
 	for _, b := range r.S.Backups {
-		r.out.Send(b, DoneMsg{Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
 	}
 	r.S.Current = &inflight{Req: m, Resp: resp, Index: r.S.Applied, Waiting: slices.Clone(r.S.Backups)}
 	if r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
-		r.out.Send(m.Client, Response{Client: m.Client, Seq: m.Seq, Val: resp})
+		r.respond(m, resp)
 	}
 	r.finish()
 }
@@ -461,10 +506,11 @@ func (r *Replica) finish() {
 		return
 	}
 	if !r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
-		r.out.Send(cur.Req.Client, Response{Client: cur.Req.Client, Seq: cur.Req.Seq, Val: cur.Resp})
+		r.respond(cur.Req, cur.Resp)
 	}
 	r.S.Current = nil
 	r.next()
+	r.drive()
 }
 
 // applyDone: a backup applies the primary's result in order, or asks for the state
@@ -473,7 +519,7 @@ func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) {
 		return // not from the primary this replica follows: fenced off
 	}
-	k := reqKey(m.Client, m.Seq)
+	k := m.ID
 	switch {
 	case m.Index <= r.S.Applied:
 		// already applied (or covered by a snapshot)
@@ -483,12 +529,25 @@ func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 		r.S.Applied = m.Index
 		delete(r.S.Pending, k)
 		r.save()
-		r.out.Observe(ObsApply, Exec(m))
+		r.out.Observe(ObsApply, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: m.Resp, Index: m.Index})
 	default:
 		r.out.Send(from, SyncReq{})
 		return
 	}
-	r.out.Send(from, BackupAck{Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
+	r.out.Send(from, BackupAck{ID: k, Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
+}
+
+// respond answers a request's client (none for a primary's own steps).
+func (r *Replica) respond(m Request, v int64) {
+	if m.Client < 0 {
+		return
+	}
+	r.out.Send(m.Client, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, Val: v})
+	if r.O.Flow != nil && strings.HasPrefix(m.ID, PrefixTransition) {
+		if inst, hop, ok := r.hopOf(m.Op.Key); ok {
+			r.out.Observe(ObsAnswer, Task{Group: r.O.Group, Inst: inst, Hop: hop, Name: r.O.Flow.Route[hop].Task})
+		}
+	}
 }
 
 // apply runs an operation on the store and returns its response.

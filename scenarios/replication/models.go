@@ -14,14 +14,14 @@ type porcupineModel = porcupine.Model
 // registerModel: each key of the worklist store is a register starting at 0 (RP-P3).
 func registerModel() porcupine.Model { return checker.Register[int64](0) }
 
-func regOp(v rp.ClientOp, call, ret int64, pending bool) checker.Operation {
+func regOp(group string, v rp.ClientOp, call, ret int64, pending bool) checker.Operation {
 	in := checker.RegisterInput[int64]{Op: checker.RegRead}
 	var out any = v.Val
 	if v.Op.Write {
 		in = checker.RegisterInput[int64]{Op: checker.RegWrite, Value: v.Op.Val}
 		out = true
 	}
-	return checker.Operation{Key: v.Op.Key, Client: int(v.Client), Input: in, Output: out, Call: call, Return: ret, Pending: pending}
+	return checker.Operation{Key: group + "/" + v.Op.Key, Client: int(v.Client), Input: in, Output: out, Call: call, Return: ret, Pending: pending}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -11,11 +11,92 @@ import (
 	"github.com/simrun-dev/simrun/scenarios/scenariotest"
 )
 
-// The thesis' fault model (crash faults, reliable links): every scenario keeps RP-P1…P4
-// on 200 seeds.
+// suite are the scenarios within the thesis' fault model (crash faults, reliable
+// links).
+var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "swarm",
+	"simpleflow", "case-4.5.1", "case-4.5.2", "case-4.5.3", "case-4.5.4", "case-4.5.5", "chapter6"}
+
+// Every scenario of the thesis' fault model keeps RP-P1…P4 on 200 seeds.
 func TestScenarioSeeds(t *testing.T) {
-	for _, sc := range []string{"replication/basic", "replication/crashes", "replication/registry-crash", "replication/swarm"} {
-		t.Run(sc, func(t *testing.T) { scenariotest.Seeds(t, sc, 1, 200, nil) })
+	for _, sc := range suite {
+		t.Run(sc, func(t *testing.T) { scenariotest.Seeds(t, "replication/"+sc, 1, 200, nil) })
+	}
+	t.Run("basic-active", func(t *testing.T) {
+		scenariotest.Seeds(t, "replication/basic", 1, 200, map[string]string{"mode": "active"})
+	})
+}
+
+// Each §4.5 case depends on the rule it exercises: with the rule removed (a planted
+// bug), the same scenario fails on every one of the first seeds, and the property
+// that fails is the one the rule keeps.
+func TestCasesDependOnTheirRule(t *testing.T) {
+	for _, c := range []struct{ sc, bug, prop string }{
+		{"case-4.5.1", "no-resume", "RP-P1 every instance completes"},
+		{"case-4.5.2", "no-retry", "RP-P1 every instance completes"},
+		{"case-4.5.3", "no-resume", "RP-P1 every instance completes"},
+		{"case-4.5.4", "no-dup", "RP-P1 at most once"},
+		{"case-4.5.5", "no-dup", "RP-P1 at most once"},
+	} {
+		res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: "replication/" + c.sc, Params: map[string]string{"bug": c.bug}, From: 1, To: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Failures) != 10 {
+			t.Errorf("%s with %s: %d of 10 seeds failed, want all", c.sc, c.bug, len(res.Failures))
+			continue
+		}
+		for _, f := range res.Failures {
+			if f.Property != c.prop {
+				t.Errorf("%s with %s, seed %d: %s failed, want %s", c.sc, c.bug, f.Seed, f.Property, c.prop)
+			}
+		}
+	}
+}
+
+// The trigger of each §4.5 case fires in every run (the case is forced, not hoped for),
+// and the instance it hits is taken over by another replica of its group.
+func TestCasesAreForced(t *testing.T) {
+	for _, sc := range []string{"case-4.5.1", "case-4.5.2", "case-4.5.3", "case-4.5.4", "case-4.5.5"} {
+		for seed := uint64(1); seed <= 20; seed++ {
+			rep, err := scenarios.RunName("replication/"+sc, scenarios.Options{Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Failed() {
+				t.Fatalf("%s seed %d: %v", sc, seed, rep.Verdict)
+			}
+			row := ""
+			for _, l := range strings.Split(rep.Summary, "\n") {
+				if strings.Contains(l, sc[len("case-"):]) {
+					row = l
+				}
+			}
+			if row == "" || strings.Contains(row, "not reached") || !strings.Contains(row, ".scd") {
+				t.Fatalf("%s seed %d: the case's crash did not happen:\n%s", sc, seed, rep.Summary)
+			}
+		}
+	}
+}
+
+// RP-5: the chapter-6 experiment kills the six components in order, each group that
+// lost its primary elects another, and every instance completes.
+func TestChapter6(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		rep, err := scenarios.RunName("replication/chapter6", scenarios.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed() {
+			t.Fatalf("seed %d: %v", seed, rep.Verdict)
+		}
+		for _, want := range []string{"6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "instances  22 created, 22 completed"} {
+			if !strings.Contains(rep.Summary, want) {
+				t.Fatalf("seed %d: no %q in\n%s", seed, want, rep.Summary)
+			}
+		}
+		if strings.Contains(rep.Summary, "not reached") || strings.Contains(rep.Summary, "no primary") {
+			t.Fatalf("seed %d: a kill did not happen or a group was left without a primary:\n%s", seed, rep.Summary)
+		}
 	}
 }
 
@@ -27,6 +108,8 @@ func TestGeneratedPlans(t *testing.T) {
 	l.Crashes, l.MaxDown, l.MeanDown = 4, 1, 600*time.Millisecond
 	l.SpikeExtra = 30 * time.Millisecond
 	scenariotest.Plans(t, "replication/basic", scenariotest.Options{Checks: 200, Limits: l})
+	scenariotest.Plans(t, "replication/basic", scenariotest.Options{Checks: 200, Limits: l, Params: map[string]string{"mode": "active"}})
+	scenariotest.Plans(t, "replication/simpleflow", scenariotest.Options{Checks: 200, Limits: l})
 }
 
 // Failover: when the primary crashes, a backup takes over (minimum registration ID)
@@ -65,8 +148,14 @@ func TestBrokenVariantsCaught(t *testing.T) {
 	for _, c := range []struct{ bug, sc, prop string }{
 		{"no-dup", "replication/crashes", "RP-P1 at most once"},
 		{"no-stepdown", "replication/partition", "RP-P2 single primary"},
+		// a client re-sending faster than a round trip: duplicates reach the sequencer
+		{"no-dup", "replication/active-sequencer-crash", "RP-P1 at most once"},
 	} {
-		res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: c.sc, Params: map[string]string{"bug": c.bug}, From: 1, To: 100, StopAtFailure: true, FailureLimit: 1})
+		ps := map[string]string{"bug": c.bug}
+		if strings.Contains(c.sc, "active") {
+			ps["retry"] = "5ms"
+		}
+		res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: c.sc, Params: ps, From: 1, To: 100, StopAtFailure: true, FailureLimit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,87 @@
+package replication
+
+import (
+	"slices"
+
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// Call is one request a front end makes to a replica group until it is answered: the
+// client's replica locator (§5, "clients only need to specify the group name") and, for
+// RP-4, the primary predecessor acting as the client of the successor group (§4.4: "the
+// primary predecessor is the client of the successor task scheduler. If the predecessor
+// does not receive a response from the primary successor, it tries again").
+//
+// A passive group's request goes to the primary the registries list; an active
+// group's to every registered replica (RP-3: the front end multicasts, and takes the
+// first reply). Known caches the targets of the last answered call.
+type Call struct {
+	Group  string
+	Active bool
+	Req    Request
+	Lk     int64
+	Sent   []sim.NodeID
+}
+
+// callTag marks the lookups made for calls.
+const callTag = "call"
+
+// Start sends the request to known targets, or looks the group up first.
+func (c *Call) Start(out *sim.Outbox, registries, known []sim.NodeID) {
+	if len(known) > 0 {
+		c.send(out, known)
+		return
+	}
+	c.Lookup(out, registries)
+}
+
+// Lookup asks every registry for the group again (after a timeout, or a NotPrimary).
+func (c *Call) Lookup(out *sim.Outbox, registries []sim.NodeID) {
+	c.Lk++
+	c.Sent = nil
+	for _, g := range registries {
+		out.Send(g, Lookup{Group: c.Group, Seq: c.Lk, Tag: callTag})
+	}
+}
+
+// Found acts on a registry's answer: the request goes to the primary (passive) or to
+// every registered replica not sent to yet (active).
+func (c *Call) Found(out *sim.Outbox, m Found) {
+	if m.Tag != callTag || m.Seq != c.Lk {
+		return
+	}
+	var to []sim.NodeID
+	for _, g := range m.Regs {
+		if (c.Active || g.Primary) && !slices.Contains(c.Sent, g.Node) {
+			to = append(to, g.Node)
+		}
+	}
+	if !c.Active && len(c.Sent) > 0 {
+		return // the primary was found already
+	}
+	c.send(out, to)
+}
+
+func (c *Call) send(out *sim.Outbox, to []sim.NodeID) {
+	for _, n := range to {
+		if !c.Active && len(c.Sent) > 0 {
+			break
+		}
+		c.Sent = append(c.Sent, n)
+		out.Send(n, c.Req)
+	}
+}
+
+// Answered reports whether m answers the call. A NotPrimary answer makes it look again.
+func (c *Call) Answered(out *sim.Outbox, registries []sim.NodeID, m Response) bool {
+	if m.ID != c.Req.ID {
+		return false
+	}
+	if m.NotPrimary {
+		if !c.Active {
+			c.Lookup(out, registries)
+		}
+		return false
+	}
+	return true
+}

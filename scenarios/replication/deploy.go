@@ -1,0 +1,190 @@
+package rpscen
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	rp "github.com/simrun-dev/simrun/protocols/replication"
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// deployment is a system of lookup registries, replica groups and clients.
+type deployment struct {
+	nodes     []sim.NodeSpec
+	regs      []sim.NodeID
+	regNames  []string
+	groups    []*group
+	clients   []client
+	flow      *rp.Flow
+	instances []string
+	period    time.Duration
+	lease     time.Duration
+	policy    *rp.Policy
+	group     map[sim.NodeID]*group
+}
+
+// group is one replica group.
+type group struct {
+	name    string
+	active  bool
+	o       *rp.Options
+	members []sim.NodeID
+	names   []string
+}
+
+// client is a front end of a group.
+type client struct {
+	node  sim.NodeID
+	group *group
+	// checked: its operations are checked for linearizability (RP-P3); a user
+	// creating workflow instances is not (its writes are instance states).
+	checked bool
+}
+
+func newDeployment(period, lease time.Duration, pol *rp.Policy) *deployment {
+	return &deployment{period: period, lease: lease, policy: pol, group: map[sim.NodeID]*group{}}
+}
+
+func (d *deployment) registry(name string) {
+	d.regs = append(d.regs, sim.NodeID(len(d.nodes)))
+	d.regNames = append(d.regNames, name)
+	d.nodes = append(d.nodes, sim.NodeSpec{Name: name, New: rp.NewRegistry()})
+}
+
+// replicas adds a group with one replica per node name (registries first).
+func (d *deployment) replicas(name string, active bool, nodes ...string) *group {
+	g := &group{name: name, active: active, o: &rp.Options{Group: name, Registries: d.regs, Period: d.period, Lease: d.lease, Active: active, Flow: d.flow, Policy: d.policy}}
+	for _, n := range nodes {
+		id := sim.NodeID(len(d.nodes))
+		g.members = append(g.members, id)
+		g.names = append(g.names, n)
+		d.group[id] = g
+		nw := rp.NewReplica(g.o)
+		if active {
+			nw = rp.NewActiveReplica(g.o)
+		}
+		d.nodes = append(d.nodes, sim.NodeSpec{Name: n, New: nw})
+	}
+	d.groups = append(d.groups, g)
+	return g
+}
+
+func (d *deployment) client(name string, g *group, ops []rp.Op, retry, think time.Duration, checked bool) {
+	id := sim.NodeID(len(d.nodes))
+	d.clients = append(d.clients, client{node: id, group: g, checked: checked})
+	c := rp.NewClient(g.o, ops, retry)
+	if think > 0 {
+		c = rp.NewThinkingClient(g.o, ops, retry, think)
+	}
+	d.nodes = append(d.nodes, sim.NodeSpec{Name: name, New: c})
+}
+
+func (d *deployment) byName(n string) (sim.NodeID, bool) {
+	i := slices.IndexFunc(d.nodes, func(s sim.NodeSpec) bool { return s.Name == n })
+	return sim.NodeID(i), i >= 0
+}
+
+func (d *deployment) groupNamed(n string) *group {
+	for _, g := range d.groups {
+		if g.name == n {
+			return g
+		}
+	}
+	return nil
+}
+
+// primary returns the group's replica that is primary (passive) or sequencer
+// (active) and up, or -1.
+func (d *deployment) primary(k *sim.Kernel, g *group) sim.NodeID {
+	for _, n := range g.members {
+		if !k.Up(n) {
+			continue
+		}
+		switch s := k.NodeState(n).(type) {
+		case *rp.Replica:
+			if s.S.Primary {
+				return n
+			}
+		case *rp.ActiveReplica:
+			if s.S.IsSeq {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// kvOps draws a client's operations on keys k1, k2.
+func kvOps(seed uint64, i, n int) []rp.Op {
+	r := sim.Stream(seed, "rp-ops", int64(i))
+	var os []rp.Op
+	for j := 0; j < n; j++ {
+		op := rp.Op{Key: fmt.Sprintf("k%d", r.Int64Range(1, 2))}
+		if r.Float64() < 0.5 {
+			op.Write, op.Val = true, int64(i*1000+j+1)
+		}
+		os = append(os, op)
+	}
+	return os
+}
+
+// trigger crashes nodes when a condition on the run holds (once): a failure at a
+// precise point of the protocol (§4.5's cases), or a component found at run time (the
+// primary of a group).
+type trigger struct {
+	// label and what: the section it reproduces and what it kills, for the table
+	label, what string
+	// at: fire at or after this time (0: no time condition)
+	at sim.Time
+	// on: fire on the first observation for which it returns true (nil: none)
+	on func(o sim.Observation) bool
+	// victims returns the nodes to crash when it fires
+	victims func(k *sim.Kernel, o *sim.Observation) []sim.NodeID
+	// restart after this long (0: never)
+	restart time.Duration
+	groups  []string // the groups whose failover the table reports
+
+	fired   bool
+	firedAt sim.Time
+	crashed []sim.NodeID
+}
+
+// triggers returns a Setup.Stop hook that fires the triggers (it never stops the run).
+func (e *env) triggers() func(k *sim.Kernel) bool {
+	seen := 0
+	return func(k *sim.Kernel) bool {
+		h := k.History()
+		for _, t := range e.trig {
+			if t.fired || (t.at > 0 && k.Now() < t.at) {
+				continue
+			}
+			var hit *sim.Observation
+			if t.on != nil {
+				for i := seen; i < len(h); i++ {
+					if t.on(h[i]) {
+						hit = &h[i]
+						break
+					}
+				}
+				if hit == nil {
+					continue
+				}
+			}
+			t.fired, t.firedAt = true, k.Now()
+			for _, n := range t.victims(k, hit) {
+				if n < 0 || !k.Up(n) {
+					continue
+				}
+				t.crashed = append(t.crashed, n)
+				e.crashAt[n] = append(e.crashAt[n], k.Now())
+				k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrash, Node: n})
+				if t.restart > 0 {
+					k.Schedule(k.Now().Add(t.restart), sim.Fault{Kind: sim.FaultRestart, Node: n})
+				}
+			}
+		}
+		seen = len(h)
+		return false
+	}
+}
