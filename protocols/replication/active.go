@@ -116,7 +116,7 @@ func (a *ActiveReplica) Handle(in sim.Input, out *sim.Outbox) {
 
 func (a *ActiveReplica) register() {
 	for _, g := range a.O.Registries {
-		a.out.Send(g, Register{Reg: Reg{Group: a.O.Group, ID: a.S.ID, Node: a.me, Primary: a.S.IsSeq}, Lease: int64(a.O.Lease)})
+		a.out.Send(g, Register{Reg: Reg{Group: a.O.Group, ID: a.S.ID, Node: a.me, Primary: a.S.IsSeq}, Lease: int64(a.O.Lease), Notify: a.O.Notify})
 	}
 }
 
@@ -141,7 +141,7 @@ func (a *ActiveReplica) tick() {
 	if a.S.Answers > 0 && a.S.Answers < len(a.O.Registries) {
 		a.membership() // a registry did not answer: go on with the others' lists
 	}
-	if a.S.Counter%5 == 0 {
+	if !a.O.Notify || a.S.Counter%5 == 0 {
 		a.lookup()
 	}
 	if !a.S.IsSeq && a.S.Seqr >= 0 {

@@ -21,6 +21,9 @@ type Call struct {
 	Req    Request
 	Lk     int64
 	Sent   []sim.NodeID
+	// Relooked: a NotPrimary made the call look again; a second one waits for the
+	// retry (a primary just stepping down is listed for a while).
+	Relooked bool
 }
 
 // callTag marks the lookups made for calls.
@@ -78,7 +81,8 @@ func (c *Call) Answered(out *sim.Outbox, registries []sim.NodeID, m Response) bo
 		return false
 	}
 	if m.NotPrimary {
-		if !c.Active {
+		if !c.Active && !c.Relooked {
+			c.Relooked = true
 			c.Lookup(out, registries)
 		}
 		return false

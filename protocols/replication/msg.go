@@ -28,6 +28,9 @@ type Reg struct {
 type Register struct {
 	Reg   Reg
 	Lease int64 // nanoseconds
+	// Notify subscribes the replica to membership-change events (Changed): remote
+	// events instead of polling, the thesis' future work.
+	Notify bool
 }
 
 // Kind implements sim.Message.
@@ -168,11 +171,12 @@ type SyncReq struct{}
 // Kind implements sim.Message.
 func (SyncReq) Kind() string { return "SYNC" }
 
-// Snapshot is the primary's state.
+// Snapshot is a replica's state (Primary: the sender is primary).
 type Snapshot struct {
 	Store   map[string]int64
 	Dup     map[string]int64
 	Applied int64
+	Primary bool
 }
 
 // Kind implements sim.Message.

@@ -20,6 +20,7 @@ type Registry struct {
 type entry struct {
 	Reg     Reg
 	Expires sim.Time // local time
+	Notify  bool
 }
 
 // NewRegistry returns a registry's constructor.
@@ -53,11 +54,11 @@ func (r *Registry) register(from sim.NodeID, m Register) {
 	i := slices.IndexFunc(r.Regs, func(e entry) bool { return e.Reg.ID == m.Reg.ID })
 	changed := false
 	if i < 0 {
-		r.Regs = append(r.Regs, entry{Reg: m.Reg, Expires: exp})
+		r.Regs = append(r.Regs, entry{Reg: m.Reg, Expires: exp, Notify: m.Notify})
 		changed = true
 	} else {
 		changed = r.Regs[i].Reg != m.Reg
-		r.Regs[i] = entry{Reg: m.Reg, Expires: exp}
+		r.Regs[i] = entry{Reg: m.Reg, Expires: exp, Notify: m.Notify}
 	}
 	r.out.Send(from, Registered{ID: m.Reg.ID, Primary: m.Reg.Primary})
 	if changed {
@@ -100,11 +101,13 @@ func (r *Registry) group(g string) []Reg {
 	return out
 }
 
-// notify tells the group's registered members its membership changed (RP-1: remote
-// events instead of polling, the thesis' future work).
+// notify tells the group's members that subscribed that its membership changed (RP-1:
+// remote events instead of polling, the thesis' future work).
 func (r *Registry) notify(g string) {
 	regs := r.group(g)
-	for _, e := range regs {
-		r.out.Send(e.Node, Changed{Group: g, Regs: regs})
+	for _, e := range r.Regs {
+		if e.Reg.Group == g && e.Notify {
+			r.out.Send(e.Reg.Node, Changed{Group: g, Regs: regs})
+		}
 	}
 }

@@ -17,6 +17,10 @@ type Options struct {
 	// Lease is a registration's lease at the registries (renewed every Lease/3); a
 	// primary that has not had its registration acknowledged for a lease steps down.
 	Lease time.Duration
+	// Notify subscribes the replicas to the registries' membership events (remote
+	// events, the thesis' future work); without it they learn of changes only by
+	// polling: the primary looks the group up every period, a backup every 5.
+	Notify bool
 	// Active: the group is actively replicated (RP-3; clients multicast to it).
 	Active bool
 	// Flow makes a passive group a workflow component (RP-4, RP-5); nil: a plain
@@ -93,6 +97,7 @@ type state struct {
 	PrimaryNode sim.NodeID
 	LastAck     sim.Time // last registration acknowledged in the current role
 	Backups     []sim.NodeID
+	Members     []sim.NodeID // every replica registered (the last lookup)
 
 	PingSeq   int64
 	Awaiting  bool
@@ -107,9 +112,8 @@ type state struct {
 	// Claim lists the replicas whose state an elected replica waits for before it
 	// takes over (it installs the freshest: a replica back from a crash may hold the
 	// minimum ID and not the last requests); Claiming is set while it waits.
-	Claiming   bool
-	ClaimSince sim.Time
-	Claim      []sim.NodeID
+	Claiming bool
+	Claim    []sim.NodeID
 
 	// RP-4: the call a workflow component's primary has in progress (a task's side
 	// call, or the transition to the successor group), and how far each instance's
@@ -138,7 +142,6 @@ type Replica struct {
 	out *sim.Outbox
 	now sim.Time
 	me  sim.NodeID
-	rnd uint64
 }
 
 // NewReplica returns a replica's constructor.
@@ -146,7 +149,7 @@ func NewReplica(o *Options) func() sim.Node { return func() sim.Node { return &R
 
 // Handle implements sim.Node.
 func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
-	r.out, r.now, r.me, r.rnd = out, in.Now, in.Self, in.Rand
+	r.out, r.now, r.me = out, in.Now, in.Self
 	defer func() { r.out = nil }()
 	switch in.Kind {
 	case sim.Start, sim.Restart:
@@ -186,7 +189,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 
 func (r *Replica) register() {
 	for _, g := range r.O.Registries {
-		r.out.Send(g, Register{Reg: Reg{Group: r.O.Group, ID: r.S.ID, Node: r.me, Primary: r.S.Primary}, Lease: int64(r.O.Lease)})
+		r.out.Send(g, Register{Reg: Reg{Group: r.O.Group, ID: r.S.ID, Node: r.me, Primary: r.S.Primary}, Lease: int64(r.O.Lease), Notify: r.O.Notify})
 	}
 }
 
@@ -200,22 +203,37 @@ func (r *Replica) tick() {
 			r.become(false, "registration lapsed")
 			r.S.PrimaryNode = -1
 		}
-		r.lookup("verify") // keeps its list of backups current
+		// Polling keeps its list of backups current; with notifications the
+		// registries tell it, and it verifies every 5 periods like a backup.
+		if !r.O.Notify || r.S.Counter%5 == 0 {
+			r.lookup("verify")
+		}
 		return
 	}
 	switch {
 	case r.S.Claiming:
-		// A replica that did not answer within a period is down: take over with
-		// the freshest state gathered.
-		if r.now-r.S.ClaimSince >= sim.Time(r.O.Period) {
-			r.claimed()
+		// A replica the registries no longer list is down: stop waiting for it
+		// (the answers of the lookup made a period ago). Ask the others again (one
+		// back from a crash lost the request).
+		if r.S.Purpose == "claim" && r.S.Answers > 0 {
+			r.S.Claim = slices.DeleteFunc(r.S.Claim, func(n sim.NodeID) bool {
+				return !slices.ContainsFunc(r.S.Found, func(g Reg) bool { return g.Node == n })
+			})
 		}
+		if len(r.S.Claim) == 0 {
+			r.claimed()
+			return
+		}
+		for _, n := range r.S.Claim {
+			r.out.Send(n, SyncReq{})
+		}
+		r.lookup("claim")
 	case r.S.PrimaryNode < 0:
 		r.lookup("failure")
 	case r.S.Awaiting:
 		// The primary did not answer the last ping in a period: it crashed or is
 		// unreachable (§5.2.2, "if exception occurs").
-		r.S.Awaiting = false
+		r.S.Awaiting, r.S.PrimaryNode = false, -1
 		r.lookup("failure")
 	default:
 		r.S.PingSeq++
@@ -260,7 +278,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			}
 		}
 		r.S.Answers++
-		if r.S.Answers == len(r.O.Registries) || len(m.Regs) > 0 {
+		if r.S.Purpose != "claim" && (r.S.Answers == len(r.O.Registries) || len(m.Regs) > 0) {
 			r.decide()
 		}
 	case Changed:
@@ -291,7 +309,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 	case BackupAck:
 		r.acked(from, m)
 	case SyncReq:
-		if !r.S.Primary && from != r.S.PrimaryNode {
+		if r.S.Primary {
+			// A replica that found no primary registered claims the role: this one
+			// is primary (the registries had not listed it yet): it is to follow.
+			r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Primary: true})
+			return
+		}
+		if from != r.S.PrimaryNode {
 			// A replica claiming the primary role asks for the state: from now on
 			// only its results count here (a late Done of the old primary would make
 			// this replica hold a request the new primary has not).
@@ -302,6 +326,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		if m.Applied > r.S.Applied && !r.S.Primary {
 			r.S.Store, r.S.Dup, r.S.Applied = cloneMap(m.Store), cloneMap(m.Dup), m.Applied
 			r.save()
+		}
+		if r.S.Claiming && m.Primary {
+			// §5.2.3: adopt an existing primary.
+			r.S.Claiming, r.S.Claim, r.S.PrimaryNode = false, nil, from
+			r.out.Observe(ObsFailover, Failover{Primary: from})
+			r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
+			return
 		}
 		if r.S.Claiming {
 			r.S.Claim = slices.DeleteFunc(r.S.Claim, func(n sim.NodeID) bool { return n == from })
@@ -333,8 +364,9 @@ func (r *Replica) decide() {
 			min, minNode = g.ID, g.Node
 		}
 	}
-	r.S.Backups = nil
+	r.S.Backups, r.S.Members = nil, nil
 	for _, g := range regs {
+		r.S.Members = append(r.S.Members, g.Node)
 		if g.Node != r.me && !g.Primary {
 			r.S.Backups = append(r.S.Backups, g.Node)
 		}
@@ -368,13 +400,19 @@ func (r *Replica) decide() {
 	if r.S.Purpose != "failure" {
 		return
 	}
+	if r.S.PrimaryNode >= 0 && r.S.PrimaryNode != r.me {
+		// It follows a replica that claimed the role (or is about to): that one
+		// registers as primary, or the ping loop finds it gone. A lookup answered
+		// before the claim must not make this one claim too.
+		return
+	}
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
 	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me})
 	if minNode == r.me {
 		// Before taking over, gather the others' state and keep the freshest (a
 		// choice the thesis leaves open: its minimum-ID rule alone elected a replica
 		// just back from a crash, without the last acknowledged requests).
-		r.S.Claiming, r.S.ClaimSince, r.S.Claim = true, r.now, nil
+		r.S.Claiming, r.S.Claim = true, nil
 		for _, g := range regs {
 			if g.Node != r.me {
 				r.S.Claim = append(r.S.Claim, g.Node)
@@ -495,7 +533,7 @@ func (r *Replica) acked(from sim.NodeID, m BackupAck) {
 // registration expired).
 func (r *Replica) dropGone() {
 	if cur := r.S.Current; cur != nil {
-		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool { return !slices.Contains(r.S.Backups, n) })
+		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool { return !slices.Contains(r.S.Members, n) })
 		r.finish()
 	}
 }

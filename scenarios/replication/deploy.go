@@ -21,6 +21,7 @@ type deployment struct {
 	period    time.Duration
 	lease     time.Duration
 	policy    *rp.Policy
+	notify    bool
 	group     map[sim.NodeID]*group
 }
 
@@ -43,7 +44,7 @@ type client struct {
 }
 
 func newDeployment(period, lease time.Duration, pol *rp.Policy) *deployment {
-	return &deployment{period: period, lease: lease, policy: pol, group: map[sim.NodeID]*group{}}
+	return &deployment{period: period, lease: lease, policy: pol, notify: true, group: map[sim.NodeID]*group{}}
 }
 
 func (d *deployment) registry(name string) {
@@ -54,7 +55,11 @@ func (d *deployment) registry(name string) {
 
 // replicas adds a group with one replica per node name (registries first).
 func (d *deployment) replicas(name string, active bool, nodes ...string) *group {
-	g := &group{name: name, active: active, o: &rp.Options{Group: name, Registries: d.regs, Period: d.period, Lease: d.lease, Active: active, Flow: d.flow, Policy: d.policy}}
+	var flow *rp.Flow
+	if d.flow != nil && slices.ContainsFunc(d.flow.Route, func(h rp.Hop) bool { return h.Group == name }) {
+		flow = d.flow
+	}
+	g := &group{name: name, active: active, o: &rp.Options{Group: name, Registries: d.regs, Period: d.period, Lease: d.lease, Active: active, Flow: flow, Policy: d.policy, Notify: d.notify}}
 	for _, n := range nodes {
 		id := sim.NodeID(len(d.nodes))
 		g.members = append(g.members, id)

@@ -23,6 +23,7 @@ var params = []scenarios.Param{
 	{Name: "mode", Default: "passive", Help: "passive (primary-backup, RP-2) or active (sequencer, RP-3)"},
 	{Name: "period", Default: "50ms", Help: "ping period (§5.2.2)"},
 	{Name: "lease", Default: "300ms", Help: "registration lease (renewed every third)"},
+	{Name: "notify", Default: "true", Help: "replicas subscribe to the registries' membership events (false: they poll, the primary every period)"},
 	{Name: "retry", Default: "150ms", Help: "client re-send period"},
 	{Name: "bound", Default: "5s", Help: "every operation returns within this after the faults settle"},
 	{Name: "bug", Default: "none", Help: "plant a bug: none, no-dup, ack-early, no-stepdown, no-resume, no-retry"},
@@ -216,6 +217,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	ops := p.IntRange("ops", 0, 10_000)
 	period, lease, retry, bound := p.PositiveDuration("period"), p.PositiveDuration("lease"), p.PositiveDuration("retry"), p.PositiveDuration("bound")
 	mode := p.String("mode")
+	notify := p.Bool("notify")
 	pol, err := Policy(p.String("bug"))
 	if err != nil {
 		return nil, err
@@ -236,6 +238,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries, %d clients", mode, nr, ng, nc))
 	}
 	d := newDeployment(period, lease, pol)
+	d.notify = notify
 	for i := 1; i <= ng; i++ {
 		d.registry(fmt.Sprintf("r%d", i))
 	}
