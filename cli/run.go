@@ -184,7 +184,7 @@ const maxReportRecords = 200_000
 // writeRunReport writes a run's page (reports.WriteRun) into dir.
 func writeRunReport(dir string, rep *scenarios.Report, col *sim.RecordCollector) error {
 	rr := reports.Run{Title: fmt.Sprintf("%s seed %d", rep.Scenario, rep.Seed), Scenario: rep.Scenario, Seed: rep.Seed,
-		Params: rep.Params, Notes: rep.Notes, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records, Omitted: col.Dropped}
+		Params: rep.Params, Notes: rep.Notes, Summary: rep.Summary, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records, Omitted: col.Dropped}
 	for _, op := range rep.Ops {
 		rr.Ops = append(rr.Ops, reports.Op{Call: op.Call, Return: op.Return, Pending: op.Pending})
 	}

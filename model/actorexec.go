@@ -341,6 +341,14 @@ func (x *actorSys) next(s *State, emit func(Action, *State)) {
 // messageDue reports whether a message has been in flight for MaxDelay ticks (it must
 // be delivered or lost before global time passes).
 func (x *actorSys) messageDue(s *State) bool {
+	if x.a.Time.WithinTick {
+		for _, l := range s.links {
+			if len(l.msgs) > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	md := x.a.Time.MaxDelay
 	if md <= 0 {
 		return false

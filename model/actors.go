@@ -157,6 +157,12 @@ type DiscreteTime struct {
 	// MaxDelay, when > 0, bounds message delay: the clock does not tick while a message
 	// has been in flight for MaxDelay ticks (it must be delivered or lost first).
 	MaxDelay int
+	// WithinTick delivers every message within the tick it was sent in: the clock does
+	// not tick while any message is in flight (message delays below one tick — a tick
+	// as long as a protocol's period, say). Every tick then starts with an empty
+	// network, which keeps timer-driven protocols' state spaces small: the messages
+	// of a tick interleave only among themselves.
+	WithinTick bool
 }
 
 // Ghost is a monitor value folded over observations: after every handler call, for each
@@ -247,8 +253,8 @@ func (a *Actors) validate() error {
 		return errors.New("time: negative tick")
 	}
 	if t.Tick == 0 {
-		if t.MaxTicks != 0 || t.Drift != nil || t.MaxDelay != 0 {
-			return errors.New("time: MaxTicks, Drift and MaxDelay need discrete time (Tick > 0)")
+		if t.MaxTicks != 0 || t.Drift != nil || t.MaxDelay != 0 || t.WithinTick {
+			return errors.New("time: MaxTicks, Drift, MaxDelay and WithinTick need discrete time (Tick > 0)")
 		}
 	} else {
 		if t.MaxTicks <= 0 || t.MaxTicks > 1<<30 {

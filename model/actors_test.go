@@ -303,6 +303,34 @@ func TestDiscreteTime(t *testing.T) {
 	if res := mustCheck(t, sys, Options{}); res.Outcome != Complete {
 		t.Fatalf("delay: %v %+v", res.Outcome, res.Violation)
 	}
+	// WithinTick: every message is delivered in the tick it was sent in, so no state
+	// holds a message stamped with an earlier tick, and none is delivered late; with
+	// MaxDelay 1 instead, messages cross a tick (the "crossed" witness).
+	for _, within := range []bool{true, false} {
+		tm := DiscreteTime{Tick: time.Second, MaxTicks: 10, WithinTick: within}
+		if !within {
+			tm.MaxDelay = 1
+		}
+		sys = &Actors{Nodes: []sim.NodeSpec{node("a", stamper), node("b", receiver)},
+			Inject: []Injection{{To: 0, Msg: msg{}, At: 2}},
+			Time:   tm,
+			Properties: []Property[*State]{
+				Sometimes("crossed a tick", func(s *State) bool {
+					for _, m := range s.InFlight() {
+						if s.Now() > sim.Time(m.Msg.(msg).N)*sim.Time(time.Second) {
+							return true
+						}
+					}
+					return false
+				}),
+				Sometimes("delivered", func(s *State) bool { return len(got(s)) == 1 }),
+			}}
+		res := mustCheck(t, sys, Options{})
+		crossed := res.Properties[1].Status == Witnessed
+		if res.Properties[1].Name != "crossed a tick" || crossed == within || res.Properties[2].Status != Witnessed {
+			t.Fatalf("WithinTick %v: %+v", within, res.Properties)
+		}
+	}
 }
 
 func TestProtocolPanicIsAViolation(t *testing.T) {

@@ -28,8 +28,11 @@ type Run struct {
 	Seed     uint64
 	Params   map[string]string
 	Notes    []string // settings drawn from the seed
-	Faults   string   // the fault plan in one line
-	Repro    string   // the exact command that reproduces the run
+	// Summary is the scenario's own account of the run (a table of failovers, say),
+	// shown as preformatted text after the verdicts.
+	Summary  string
+	Faults   string // the fault plan in one line
+	Repro    string // the exact command that reproduces the run
 	Verdicts []VerdictLine
 	Nodes    []string // node names in lane order
 	Records  []sim.TraceRecord
@@ -556,6 +559,7 @@ var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <section id="verdicts"><h2>Verdicts</h2><table><tr><th>property</th><th>verdict</th><th>detail</th></tr>
 {{range .R.Verdicts}}<tr><td>{{.Property}}</td><td class="{{if eq .Class "ok"}}ok{{else}}bad{{end}}">{{.Class}}</td><td style="text-align:left">{{.Detail}}</td></tr>
 {{end}}</table>{{range .Artifacts}}<p>Check artifact: <a href="{{.}}">{{.}}</a></p>{{end}}</section>
+{{if .R.Summary}}<section id="scenario-summary"><h2>What happened</h2><pre>{{.R.Summary}}</pre></section>{{end}}
 <section id="reproduce"><h2>Reproduce</h2><pre>{{.R.Repro}}</pre></section>
 <section id="parameters"><h2>Parameters</h2><table><tr><th>parameter</th><th>value</th></tr>
 {{if .R.Scenario}}<tr><td>scenario</td><td>{{.R.Scenario}}</td></tr><tr><td>seed</td><td>{{.R.Seed}}</td></tr>{{end}}
