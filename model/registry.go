@@ -112,3 +112,17 @@ func NewParams(defs []Param, overrides map[string]string) (*Params, error) {
 func ParseAssignments(as []string) (map[string]string, error) {
 	return params.ParseAssignments(as)
 }
+
+// CheckNamed looks a registered model up, builds it with the parameter overrides and
+// checks it: what `simrun check NAME -p …` does, for tests and programs.
+func CheckNamed(name string, overrides map[string]string, o Options) (*Result, error) {
+	m, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	sys, _, err := m.Instantiate(overrides)
+	if err != nil {
+		return nil, err
+	}
+	return Check(sys, o)
+}

@@ -305,3 +305,21 @@ func TestActor2PCParams(t *testing.T) {
 		}
 	}
 }
+
+// model.CheckNamed runs a registered model by name with parameter overrides, as
+// `simrun check` does, and refuses an unknown name or parameter.
+func TestCheckNamed(t *testing.T) {
+	res, err := model.CheckNamed("2pc", map[string]string{"participants": "2", "crashes": "1"}, model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Distinct != 1141 {
+		t.Fatalf("%d distinct, want 1141 (TestActor2PCSafeAndBlocking's count)", res.Distinct)
+	}
+	if _, err := model.CheckNamed("no-such-model", nil, model.Options{}); err == nil {
+		t.Fatal("unknown model accepted")
+	}
+	if _, err := model.CheckNamed("2pc", map[string]string{"nope": "1"}, model.Options{}); err == nil {
+		t.Fatal("unknown parameter accepted")
+	}
+}

@@ -84,12 +84,7 @@ func (a *ActiveReplica) Handle(in sim.Input, out *sim.Outbox) {
 	switch in.Kind {
 	case sim.Start, sim.Restart:
 		a.S = astate{Store: map[string]int64{}, Dup: map[string]int64{}, Seqr: -1, MinNode: -1}
-		if id, ok := sim.Load[RegID](in.Stable, "id"); ok {
-			a.S.ID = id
-		} else {
-			a.S.ID = RegID{Hi: in.Rand, Lo: sim.Mix64(in.Rand ^ 0x9e3779b97f4a7c15)}
-			out.Store("id", a.S.ID)
-		}
+		a.S.ID = loadID(in, out)
 		if st, ok := sim.Load[astable](in.Stable, "order"); ok {
 			a.S.Epoch = st.Epoch
 			for _, r := range st.Log {

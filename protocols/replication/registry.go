@@ -111,3 +111,15 @@ func (r *Registry) notify(g string) {
 		}
 	}
 }
+
+// loadID returns a replica's registration ID (RP-1): 128 random bits drawn from its
+// random input on its first start and kept in stable storage, reused on every later
+// registration.
+func loadID(in sim.Input, out *sim.Outbox) RegID {
+	if id, ok := sim.Load[RegID](in.Stable, "id"); ok {
+		return id
+	}
+	id := RegID{Hi: in.Rand, Lo: sim.Mix64(in.Rand ^ 0x9e3779b97f4a7c15)}
+	out.Store("id", id)
+	return id
+}

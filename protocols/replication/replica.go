@@ -154,12 +154,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 	switch in.Kind {
 	case sim.Start, sim.Restart:
 		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1}
-		if id, ok := sim.Load[RegID](in.Stable, "id"); ok {
-			r.S.ID = id // RP-1: reused on every later registration
-		} else {
-			r.S.ID = RegID{Hi: in.Rand, Lo: sim.Mix64(in.Rand ^ 0x9e3779b97f4a7c15)}
-			out.Store("id", r.S.ID)
-		}
+		r.S.ID = loadID(in, out)
 		if s, ok := sim.Load[Snapshot](in.Stable, "state"); ok {
 			r.S.Store, r.S.Dup, r.S.Applied = s.Store, s.Dup, s.Applied
 		}

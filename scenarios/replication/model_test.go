@@ -8,15 +8,7 @@ import (
 
 func checkModel(t *testing.T, params map[string]string, o model.Options) *model.Result {
 	t.Helper()
-	m, err := model.Lookup("replication")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys, _, err := m.Instantiate(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := model.Check(sys, o)
+	res, err := model.CheckNamed("replication", params, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,6 @@ var flowParams = []scenarios.Param{
 type kind struct {
 	name, help string
 	suite      bool
-	flow       bool
 	// plan draws the fault plan; trig adds triggered crashes.
 	plan func(b *scenarios.Build, d *deployment) (faults.Plan, error)
 	trig func(d *deployment) []*trigger
