@@ -207,13 +207,15 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 
 // DemoOps pairs the demo's call and return observations into operations on
 // checker.Counters, partitioned by key. A call still unanswered at the end of the run
-// is pending.
+// is pending. The server's "applied" observation is each operation's witnessed
+// linearization point (checker.Operation.At): the check replays that order and
+// searches only if it does not explain the history.
 func DemoOps(r *checker.Run) ([]checker.Operation, error) {
 	type id struct {
 		c sim.NodeID
 		s int64
 	}
-	return checker.Ops(r.History(), checker.CallReturn[demo.Call, demo.Return]{
+	ops, err := checker.Ops(r.History(), checker.CallReturn[demo.Call, demo.Return]{
 		Call: "call", Return: "return",
 		CallID:   func(c demo.Call) any { return id{c.Client, c.Seq} },
 		ReturnID: func(v demo.Return) any { return id{v.Client, v.Seq} },
@@ -226,4 +228,23 @@ func DemoOps(r *checker.Run) ([]checker.Operation, error) {
 		},
 		Output: func(_ demo.Call, v demo.Return) any { return v.Value },
 	})
+	if err != nil {
+		return nil, err
+	}
+	calls := map[int64]id{} // call observation index → operation
+	applied := map[id]int64{}
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case demo.Call:
+			calls[o.Index] = id{v.Client, v.Seq}
+		case demo.Applied:
+			if _, dup := applied[id{v.Client, v.Seq}]; !dup {
+				applied[id{v.Client, v.Seq}] = o.Index
+			}
+		}
+	}
+	for i := range ops {
+		ops[i].At = applied[calls[ops[i].Call]]
+	}
+	return ops, nil
 }

@@ -19,6 +19,8 @@ package demo
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -131,14 +133,21 @@ func (s *Server) Handle(in sim.Input, out *sim.Outbox) {
 		s.KV = map[string]int64{}
 		s.Last = map[sim.NodeID]LastReply{}
 	case sim.Restart:
-		// Rebuild from stable storage alone.
-		s.KV, _ = sim.Load[map[string]int64](in.Stable, "kv")
-		s.Last, _ = sim.Load[map[sim.NodeID]LastReply](in.Stable, "last")
-		if s.KV == nil {
-			s.KV = map[string]int64{}
-		}
-		if s.Last == nil {
-			s.Last = map[sim.NodeID]LastReply{}
+		// Rebuild from stable storage alone: one entry per key and per client, so a
+		// write costs the same with 3 clients or 10 000.
+		s.KV = map[string]int64{}
+		s.Last = map[sim.NodeID]LastReply{}
+		for _, k := range in.Stable.Keys() {
+			switch {
+			case strings.HasPrefix(k, "kv/"):
+				s.KV[k[len("kv/"):]], _ = sim.Load[int64](in.Stable, k)
+			case strings.HasPrefix(k, "last/"):
+				c, err := strconv.Atoi(k[len("last/"):])
+				if err != nil {
+					panic(fmt.Sprintf("demo server: stable key %q", k))
+				}
+				s.Last[sim.NodeID(c)], _ = sim.Load[LastReply](in.Stable, k)
+			}
 		}
 	case sim.Receive:
 		req, ok := in.Msg.(Request)
@@ -161,8 +170,8 @@ func (s *Server) Handle(in sim.Input, out *sim.Outbox) {
 		}
 		s.Last[req.Client] = LastReply{Seq: req.Seq, Value: v}
 		// Stable writes are applied before the reply leaves (one atomic call).
-		out.Store("kv", s.KV)
-		out.Store("last", s.Last)
+		out.Store("kv/"+req.Key, v)
+		out.Store("last/"+strconv.Itoa(int(req.Client)), s.Last[req.Client])
 		out.Observe("applied", Applied{Client: req.Client, Seq: req.Seq, Key: req.Key, Value: v})
 		out.Send(req.Client, Reply{Seq: req.Seq, Value: v})
 	}
