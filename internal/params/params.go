@@ -199,6 +199,43 @@ func (p *Set) List(name string) []string {
 	return out
 }
 
+// DurationList returns the parameter as a comma-separated list of positive durations
+// (an empty list or a bad element is an input error).
+func (p *Set) DurationList(name string) []time.Duration {
+	var out []time.Duration
+	for _, s := range p.List(name) {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			p.fail(name, p.raw(name), "a comma-separated list of positive durations (e.g. 50ms,100ms)")
+			return nil
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		p.fail(name, p.raw(name), "a comma-separated list of positive durations (e.g. 50ms,100ms)")
+	}
+	return out
+}
+
+// IntList returns the parameter as a comma-separated list of integers in lo..hi (an
+// empty list or a bad element is an input error).
+func (p *Set) IntList(name string, lo, hi int) []int {
+	var out []int
+	want := fmt.Sprintf("a comma-separated list of integers in %d..%d", lo, hi)
+	for _, s := range p.List(name) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			p.fail(name, p.raw(name), want)
+			return nil
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		p.fail(name, p.raw(name), want)
+	}
+	return out
+}
+
 // short quotes a user's value for an error line, cut to 60 runes.
 func short(s string) string {
 	if r := []rune(s); len(r) > 60 {

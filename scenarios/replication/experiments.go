@@ -2,7 +2,6 @@ package rpscen
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
@@ -44,7 +43,7 @@ func init() {
 		Name: "replication/notify",
 		Help: "polling vs notification (the thesis' future work): membership traffic per second and failover time, for groups of 3 and 5",
 		Params: []scenarios.Param{
-			{Name: "replicas", Default: "3,5", Help: "group sizes"},
+			{Name: "replicas", Default: "2,3,4,5", Help: "group sizes"},
 			{Name: "seeds", Default: "10", Help: "runs per point"},
 		},
 		Experiment: notifyExperiment,
@@ -121,30 +120,6 @@ func (c kvRun) run(seed uint64) (*kvResult, error) {
 	return out, nil
 }
 
-func durations(p *scenarios.Params, name string) ([]time.Duration, error) {
-	var out []time.Duration
-	for _, s := range p.List(name) {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("parameter %s: %q is not a positive duration", name, s)
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-func counts(p *scenarios.Params, name string, lo, hi int) ([]int, error) {
-	var out []int
-	for _, s := range p.List(name) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < lo || n > hi {
-			return nil, fmt.Errorf("parameter %s: %q is not a count in %d..%d", name, s, lo, hi)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
@@ -152,14 +127,7 @@ func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
 func failoverExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
 	seeds := p.IntRange("seeds", 1, 1000)
-	periods, err := durations(p, "periods")
-	if err != nil {
-		return nil, err
-	}
-	leases, err := durations(p, "leases")
-	if err != nil {
-		return nil, err
-	}
+	periods, leases := p.DurationList("periods"), p.DurationList("leases")
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -206,10 +174,7 @@ var requestKinds = map[bool][]string{
 func passiveActiveExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
 	seeds, ops := p.IntRange("seeds", 1, 1000), p.IntRange("ops", 1, 10_000)
-	sizes, err := counts(p, "replicas", 1, 9)
-	if err != nil {
-		return nil, err
-	}
+	sizes := p.IntList("replicas", 1, 9)
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -269,10 +234,7 @@ var membershipKinds = []string{"REGISTER", "REGISTERED", "LOOKUP", "FOUND", "CHA
 func notifyExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
 	seeds := p.IntRange("seeds", 1, 1000)
-	sizes, err := counts(p, "replicas", 1, 9)
-	if err != nil {
-		return nil, err
-	}
+	sizes := p.IntList("replicas", 1, 9)
 	if p.Err() != nil {
 		return nil, p.Err()
 	}

@@ -178,19 +178,11 @@ func sectionsSystem(proto string, n, txs int, fail float64, seed uint64) ([]sim.
 
 func connectivityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
-	ns := p.List("agents")
+	counts := p.IntList("agents", 2, 200)
 	seeds := p.IntRange("seeds", 1, 1000)
 	beat := p.PositiveDuration("beat")
 	if p.Err() != nil {
 		return nil, p.Err()
-	}
-	var counts []int
-	for _, s := range ns {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err != nil || n < 2 || n > 200 {
-			return nil, fmt.Errorf("parameter agents: %q is not a count in 2..200", s)
-		}
-		counts = append(counts, n)
 	}
 	per := float64(time.Second) / float64(beat)
 	t := reports.NewTable("Connectivity traffic vs agents", "exchange", "agents", "runs", "messages per second", "messages lo", "messages hi")
@@ -255,16 +247,14 @@ func graceExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
 	seeds := p.IntRange("seeds", 1, 1000)
 	timeout := p.PositiveDuration("timeout")
-	var graces []time.Duration
-	for _, s := range p.List("graces") {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 || d > time.Minute {
-			return nil, fmt.Errorf("parameter graces: %q is not a duration in (0, 1m]", s)
-		}
-		graces = append(graces, d)
-	}
+	graces := p.DurationList("graces")
 	if p.Err() != nil {
 		return nil, p.Err()
+	}
+	for _, d := range graces {
+		if d > time.Minute {
+			return nil, &scenarios.InputError{Err: fmt.Errorf("parameter graces: %v is longer than 1m", d)}
+		}
 	}
 	t := reports.NewTable("Detection and compensation vs grace period", "grace (ms)", "runs", "detect (ms)", "detect lo", "detect hi", "compensated (ms)", "compensated lo", "compensated hi")
 	t.Notes = []string{fmt.Sprintf("A line of 4 agents running chained transactions every 40 ms; a3 is cut off for good at 300 ms. detect: from the cut to the first agent that reports a3 lost (timeout %v, beats every 50 ms); compensated: from the cut to the last compensation the reachable agents run for a transaction a3 held up (the transaction itself ends only when a3 comes back). %d seeds a point.", timeout, seeds)}

@@ -266,7 +266,7 @@ func contentionExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		return nil, p.Err()
 	}
 	if maxRho > pools {
-		return nil, fmt.Errorf("parameter rho=%d: a task cannot ask for more than the %d pools", maxRho, pools)
+		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter rho=%d: a task cannot ask for more than the %d pools", maxRho, pools)}
 	}
 	vs, err := lookupVariants(names, costVariants)
 	if err != nil {
