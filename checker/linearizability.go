@@ -36,8 +36,8 @@ type Operation struct {
 	Pending bool
 	// At, when the system can say, is the observation index at which the operation
 	// took effect (a single server applying it, say); 0 if unknown. When every
-	// operation of a key has one inside its [Call, Return] (a pending operation none:
-	// it did not take effect) and stepping the model through them in that order gives
+	// operation of a key has one inside its [Call, Return] (a pending operation one
+	// after its call, or none: it did not take effect) and stepping the model through them in that order gives
 	// every recorded output, the key is linearizable — that order is a witness — and
 	// no search runs. Otherwise the key is searched as usual: a wrong or missing point
 	// costs time, never a wrong verdict.
@@ -236,8 +236,11 @@ func witnessed(m porcupine.Model, ops []Operation) (ok bool) {
 		switch {
 		case o.Pending && o.At == 0:
 			continue // it never took effect: allowed for a call that never returned
-		case o.Pending || o.At == 0 || o.At < o.Call || o.At > o.Return:
-			return false // an effect whose output is unknown, or no (valid) point
+		case o.At == 0 || o.At < o.Call || (!o.Pending && o.At > o.Return):
+			return false // no (valid) point
+		}
+		if o.Pending {
+			o.Output = nil // it took effect, its answer never came: the models accept any
 		}
 		seq = append(seq, o)
 	}

@@ -282,6 +282,16 @@ func TestWitnessedPoints(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("the witness took %v: it searched", d)
 	}
+	// a call that never returned but took effect (the server applied it at 3) is part
+	// of the witness: the get at 5 sees it
+	get := CounterInput{Op: CounterGet, Key: "a"}
+	pend := pending(0, 1, add(2))
+	pend.Key, pend.At = "a", 3
+	seen := op(1, 4, 6, get, int64(2))
+	seen.Key, seen.At = "a", 5
+	if !witnessed(Counters(), []Operation{pend, seen}) {
+		t.Fatal("a pending operation's point does not replay")
+	}
 	withAt := func(ops []Operation, at ...int64) []Operation {
 		out := slices.Clone(ops)
 		for i := range out {
