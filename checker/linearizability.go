@@ -96,9 +96,7 @@ func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Oper
 		// Keys whose operations carry a witness that replays are linearizable: only
 		// the others are searched. (A report wants porcupine's visualization of every
 		// key, so it searches them all.)
-		var keep []Operation
-		ops, keep = witnessedKeys(modelFor, ops)
-		totalKeys = len(keep)
+		ops, totalKeys = witnessedKeys(modelFor, ops)
 	}
 	byKey := map[string][]porcupine.Operation{}
 	for _, o := range ops {
@@ -202,11 +200,9 @@ func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Oper
 	return res
 }
 
-// witnessedKeys splits ops into those of keys that still need a search and those of
-// keys proved linearizable by their witnessed points (Operation.At); it returns the
-// first, and the keys proved as the second's distinct count via its length (one
-// operation per key proved).
-func witnessedKeys(modelFor func(key string) porcupine.Model, ops []Operation) (search, proved []Operation) {
+// witnessedKeys returns the operations of the keys that still need a search, and how
+// many keys their witnessed points (Operation.At) proved linearizable.
+func witnessedKeys(modelFor func(key string) porcupine.Model, ops []Operation) (search []Operation, proved int) {
 	byKey := map[string][]Operation{}
 	var order []string
 	for _, o := range ops {
@@ -217,7 +213,7 @@ func witnessedKeys(modelFor func(key string) porcupine.Model, ops []Operation) (
 	}
 	for _, k := range order {
 		if witnessed(modelFor(k), byKey[k]) {
-			proved = append(proved, byKey[k][0])
+			proved++
 			continue
 		}
 		search = append(search, byKey[k]...)

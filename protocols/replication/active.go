@@ -41,9 +41,8 @@ type astate struct {
 	// Seqr is the sequencer this replica follows (-1: none known); IsSeq: it is it.
 	Seqr  sim.NodeID
 	IsSeq bool
-	// Members are the group's registered replicas, MinID/MinNode the minimum.
+	// Members are the group's registered replicas.
 	Members []sim.NodeID
-	MinNode sim.NodeID
 
 	LookupSeq int64
 	Answers   int
@@ -83,7 +82,7 @@ func (a *ActiveReplica) Handle(in sim.Input, out *sim.Outbox) {
 	defer func() { a.out = nil }()
 	switch in.Kind {
 	case sim.Start, sim.Restart:
-		a.S = astate{Store: map[string]int64{}, Dup: map[string]int64{}, Seqr: -1, MinNode: -1}
+		a.S = astate{Store: map[string]int64{}, Dup: map[string]int64{}, Seqr: -1}
 		a.S.ID = loadID(in, out)
 		if st, ok := sim.Load[astable](in.Stable, "order"); ok {
 			a.S.Epoch = st.Epoch
@@ -273,7 +272,6 @@ func (a *ActiveReplica) membership() {
 	}
 	slices.Sort(a.S.Members)
 	a.S.Members = slices.Compact(a.S.Members)
-	a.S.MinNode = minNode
 	a.S.Answers = len(a.O.Registries) // acted on
 	if a.S.Seqr < 0 && !a.S.IsSeq && seq >= 0 {
 		// A replica back from a crash learns the sequencer from its registration,

@@ -50,8 +50,8 @@ func (c *Call) Lookup(out *sim.Outbox, registries []sim.NodeID) {
 // Found acts on a registry's answer: the request goes to the primary (passive) or to
 // every registered replica not sent to yet (active).
 func (c *Call) Found(out *sim.Outbox, m Found) {
-	if m.Tag != callTag || m.Seq != c.Lk {
-		return
+	if m.Tag != callTag || m.Seq != c.Lk || (!c.Active && len(c.Sent) > 0) {
+		return // not this lookup's answer, or the primary was found already
 	}
 	var to []sim.NodeID
 	for _, g := range m.Regs {
@@ -59,17 +59,15 @@ func (c *Call) Found(out *sim.Outbox, m Found) {
 			to = append(to, g.Node)
 		}
 	}
-	if !c.Active && len(c.Sent) > 0 {
-		return // the primary was found already
-	}
 	c.send(out, to)
 }
 
+// send sends the request: to one primary (passive), or to each replica (active).
 func (c *Call) send(out *sim.Outbox, to []sim.NodeID) {
+	if !c.Active && len(to) > 1 {
+		to = to[:1]
+	}
 	for _, n := range to {
-		if !c.Active && len(c.Sent) > 0 {
-			break
-		}
 		c.Sent = append(c.Sent, n)
 		out.Send(n, c.Req)
 	}

@@ -2,6 +2,7 @@ package rpscen
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
@@ -109,7 +110,7 @@ func (c kvRun) run(seed uint64) (*kvResult, error) {
 				out.returns++
 			}
 		case rp.Role:
-			if t := e.trig; len(t) > 0 && t[0].fired && v.Primary && o.Time >= t[0].firedAt && out.failover < 0 && !containsNode(t[0].crashed, o.Node) {
+			if t := e.trig; len(t) > 0 && t[0].fired && v.Primary && o.Time >= t[0].firedAt && out.failover < 0 && !slices.Contains(t[0].crashed, o.Node) {
 				out.failover = o.Time.Sub(t[0].firedAt)
 			}
 		}

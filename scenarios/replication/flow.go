@@ -2,12 +2,14 @@ package rpscen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
 	"github.com/simrun-dev/simrun/faults"
 	rp "github.com/simrun-dev/simrun/protocols/replication"
+	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
 )
@@ -259,10 +261,14 @@ func (e *env) tasksOnce(r *checker.Run) error {
 // group it hit and how long the failover took; then the instances.
 func (e *env) table(r *checker.Run) string {
 	var b strings.Builder
-	t := newTextTable("  ", "§", "killed", "nodes", "at", "group", "primary after", "failover")
+	t := reports.NewTable("", "  §", "killed", "nodes", "at", "group", "primary after", "failover")
+	add := func(cells ...string) {
+		cells[0] = "  " + cells[0]
+		t.Add(toAny(cells)...)
+	}
 	for _, tr := range e.trig {
 		if !tr.fired {
-			t.add(tr.label, tr.what, "-", "not reached", "-", "-", "-")
+			add(tr.label, tr.what, "-", "not reached", "-", "-", "-")
 			continue
 		}
 		nodes := strings.Join(names(e.d, tr.crashed), ", ")
@@ -271,19 +277,19 @@ func (e *env) table(r *checker.Run) string {
 		}
 		at := fmt.Sprintf("%.3fs", tr.firedAt.Sub(0).Seconds())
 		if len(tr.groups) == 0 {
-			t.add(tr.label, tr.what, nodes, at, "-", "-", "-")
+			add(tr.label, tr.what, nodes, at, "-", "-", "-")
 		}
 		for i, grp := range tr.groups {
 			prim, fo := e.takeover(r, tr, e.d.groupNamed(grp))
 			if i == 0 {
-				t.add(tr.label, tr.what, nodes, at, grp, prim, fo)
+				add(tr.label, tr.what, nodes, at, grp, prim, fo)
 			} else {
-				t.add("", "", "", "", grp, prim, fo)
+				add("", "", "", "", grp, prim, fo)
 			}
 		}
 	}
 	b.WriteString("failovers  what was killed, and who took over\n")
-	b.WriteString(t.String())
+	_ = t.WriteText(&b)
 	if e.d.flow == nil {
 		return b.String()
 	}
@@ -308,7 +314,7 @@ func (e *env) takeover(r *checker.Run, tr *trigger, g *group) (string, string) {
 		if !ok || e.d.group[o.Node] != g {
 			continue
 		}
-		if o.Time < tr.firedAt || (o.Time == tr.firedAt && containsNode(tr.crashed, o.Node)) {
+		if o.Time < tr.firedAt || (o.Time == tr.firedAt && slices.Contains(tr.crashed, o.Node)) {
 			if v.Primary {
 				before = o.Node
 			} else if before == o.Node {
@@ -320,51 +326,16 @@ func (e *env) takeover(r *checker.Run, tr *trigger, g *group) (string, string) {
 			return r.Final[o.Node].Name, o.Time.Sub(tr.firedAt).Round(time.Millisecond).String()
 		}
 	}
-	if before >= 0 && !containsNode(tr.crashed, before) {
+	if before >= 0 && !slices.Contains(tr.crashed, before) {
 		return r.Final[before].Name + " (kept)", "none needed"
 	}
 	return "no primary", "-"
 }
 
-func containsNode(ns []sim.NodeID, n sim.NodeID) bool {
-	for _, x := range ns {
-		if x == n {
-			return true
-		}
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, x := range ss {
+		out[i] = x
 	}
-	return false
-}
-
-// textTable is a small aligned text table.
-type textTable struct {
-	indent string
-	rows   [][]string
-}
-
-func newTextTable(indent string, head ...string) *textTable {
-	return &textTable{indent: indent, rows: [][]string{head}}
-}
-
-func (t *textTable) add(cells ...string) { t.rows = append(t.rows, cells) }
-
-func (t *textTable) String() string {
-	w := make([]int, len(t.rows[0]))
-	for _, r := range t.rows {
-		for i, c := range r {
-			w[i] = max(w[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range t.rows {
-		b.WriteString(t.indent)
-		for i, c := range r {
-			if i == len(r)-1 {
-				b.WriteString(c)
-			} else {
-				fmt.Fprintf(&b, "%-*s  ", w[i], c)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return out
 }

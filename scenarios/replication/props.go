@@ -1,6 +1,7 @@
 package rpscen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -155,9 +156,14 @@ func (e *env) singlePrimary(r *checker.Run) error {
 			open[n] = o.Time
 		}
 	}
-	for n, from := range open {
+	still := make([]int, 0, len(open))
+	for n := range open {
+		still = append(still, n)
+	}
+	slices.Sort(still) // map order must not reach the report
+	for _, n := range still {
 		g := e.groupName(sim.NodeID(n))
-		spans[g] = append(spans[g], span{n, from, endAt(n, from, r.Time)})
+		spans[g] = append(spans[g], span{n, open[n], endAt(n, open[n], r.Time)})
 	}
 	settled := r.Settled
 	for _, t := range e.trig {
@@ -171,7 +177,7 @@ func (e *env) singlePrimary(r *checker.Run) error {
 	for _, g := range sortedKeys(spans) {
 		ss := spans[g]
 		terms += len(ss)
-		slices.SortFunc(ss, func(a, b span) int { return int(a.from - b.from) })
+		slices.SortFunc(ss, func(a, b span) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.node, b.node)) })
 		for i, a := range ss {
 			for _, b := range ss[i+1:] {
 				lo, hi := max(a.from, b.from), min(a.to, b.to)
