@@ -266,6 +266,8 @@ type runner interface {
 	verdict(p *path, prop string) (string, error)
 	// describe renders the steps of a path as short text lines.
 	describe(p *path) ([]string, error)
+	// view renders the state p leads to for the explorer (explore.go).
+	view(p *path) (*View, error)
 }
 
 // Check explores sys. It returns an error for a malformed system or options (an input

@@ -142,12 +142,9 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 			tracer = o.Tracer
 		}
 	}
-	k, err := sim.New(sim.Config{
-		Seed: o.Seed, Nodes: setup.Nodes, Network: setup.Network, Clocks: setup.Clocks,
-		Until: setup.Until, MaxTime: setup.MaxTime, MaxEvents: setup.MaxEvents, Trace: tracer,
-	})
+	k, err := newKernel(sc, o, setup, tracer)
 	if err != nil {
-		return nil, &InputError{Err: fmt.Errorf("%s: %w", sc.Name, err)}
+		return nil, err
 	}
 	if tw != nil {
 		hdr := TraceHeader{Format: sim.TraceFormat, Engine: "sim", Scenario: sc.Name, Seed: o.Seed,
@@ -159,14 +156,8 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	if err := setup.Faults.Apply(k); err != nil {
-		return nil, &InputError{Err: err}
-	}
-	if setup.Workload != nil {
-		setup.Workload(k)
-	}
-	if setup.Stop != nil {
-		k.StopWhen(func() bool { return setup.Stop(k) })
+	if err := arm(k, setup); err != nil {
+		return nil, err
 	}
 	res := k.Run()
 	if tw != nil && tw.Err() != nil {
@@ -194,6 +185,51 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 		rep.Summary = setup.Summary(run)
 	}
 	return rep, nil
+}
+
+// newKernel builds the kernel of one run.
+func newKernel(sc *Scenario, o Options, setup *Setup, tracer sim.Tracer) (*sim.Kernel, error) {
+	k, err := sim.New(sim.Config{
+		Seed: o.Seed, Nodes: setup.Nodes, Network: setup.Network, Clocks: setup.Clocks,
+		Until: setup.Until, MaxTime: setup.MaxTime, MaxEvents: setup.MaxEvents, Trace: tracer,
+	})
+	if err != nil {
+		return nil, &InputError{Err: fmt.Errorf("%s: %w", sc.Name, err)}
+	}
+	return k, nil
+}
+
+// arm schedules a run's faults and workload and sets its stop rule.
+func arm(k *sim.Kernel, setup *Setup) error {
+	if err := setup.Faults.Apply(k); err != nil {
+		return &InputError{Err: err}
+	}
+	if setup.Workload != nil {
+		setup.Workload(k)
+	}
+	if setup.Stop != nil {
+		k.StopWhen(func() bool { return setup.Stop(k) })
+	}
+	return nil
+}
+
+// Start builds one run of sc exactly as Run does — faults scheduled, workload injected,
+// stop rule set — and returns its kernel before the first event, for a caller that
+// steps through it (simrun explore rebuilds states by re-execution). Tracer, when set,
+// receives the records.
+func Start(sc *Scenario, o Options) (*sim.Kernel, *Setup, error) {
+	setup, _, err := Prepare(sc, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := newKernel(sc, o, setup, o.Tracer)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := arm(k, setup); err != nil {
+		return nil, nil, err
+	}
+	return k, setup, nil
 }
 
 // RunName looks a scenario up and runs it.
