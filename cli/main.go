@@ -22,6 +22,7 @@
 //	simrun list                 list scenarios
 //	simrun run SCENARIO         run one scenario (--seed, --trace, --faults, -p, --format)
 //	simrun replay FILE          re-execute a trace and compare it line by line
+//	simrun explore FILE|MODEL   step through a trace or browse a state space in the browser
 //	simrun bench                kernel benchmarks, as ratios to a reference
 //
 // Exit codes: 0 ok (every property holds or is witnessed), 1 a property was violated

@@ -3,6 +3,7 @@ package explore
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -23,8 +24,9 @@ type change struct {
 	Now  *string `json:"now,omitempty"`
 }
 
-// flatten lists a snapshot's leaves in display order: per node its liveness, clock,
-// state fields, stable entries and timers; then the messages in flight (a multiset:
+// flatten lists a snapshot's leaves in display order: per node its liveness, state
+// fields, stable entries and timers (not its clock: it changes with every step, and
+// the page shows it in the node's heading); then the messages in flight (a multiset:
 // numbered per sender, receiver and content, so one more copy is one new line); then
 // what else the engine keeps.
 func flatten(s sim.Snapshot) []line {
@@ -60,9 +62,6 @@ func flatten(s sim.Snapshot) []line {
 	for _, n := range s.Nodes {
 		p := n.Name
 		add(p+".up", n.Up)
-		if s.Time != 0 || n.Local != 0 {
-			add(p+".clock", n.Local)
-		}
 		if n.State != nil {
 			walk(p+".state", n.State)
 		}
@@ -75,10 +74,17 @@ func flatten(s sim.Snapshot) []line {
 	}
 	seen := map[string]int{}
 	for _, m := range s.InFlight {
+		// Named by sender, receiver, kind and a hash of the content (so a message
+		// delivered does not renumber the others), numbered among identical copies.
 		b, _ := json.Marshal(m.Msg)
-		k := m.From + "→" + m.To + " " + m.Kind + " " + string(b)
+		h := fnv.New32a()
+		h.Write(b)
+		k := fmt.Sprintf("in flight.%s→%s %s %06x", m.From, m.To, m.Kind, h.Sum32()&0xffffff)
 		seen[k]++
-		add(fmt.Sprintf("in flight.%s→%s %s #%d", m.From, m.To, m.Kind, seen[k]), m.Msg)
+		if seen[k] > 1 {
+			k = fmt.Sprintf("%s (copy %d)", k, seen[k])
+		}
+		add(k, m.Msg)
 	}
 	if s.Extra != nil {
 		walk("engine", s.Extra)
@@ -159,6 +165,11 @@ func collapse(a, b []line, cs []change) []change {
 		if c.Was == nil {
 			other, side = inA, b
 		}
+		if other(c.Path) {
+			// An empty container that gained (or lost) its first entries: the
+			// entries are the change.
+			continue
+		}
 		top := c.Path
 		for _, pre := range prefixes(c.Path) {
 			if !other(pre) {
@@ -184,13 +195,13 @@ func collapse(a, b []line, cs []change) []change {
 	return out
 }
 
-// prefixes lists a leaf path's ancestors from the shortest (below the node) to the
-// path itself: "n0.state.queue[2].ID" gives n0.state, n0.state.queue,
-// n0.state.queue[2], n0.state.queue[2].ID.
+// prefixes lists a leaf path's ancestors from the shortest that names an entry of a
+// node's state, storage or timers to the path itself: "n0.state.queue[2].ID" gives
+// n0.state.queue, n0.state.queue[2], n0.state.queue[2].ID.
 func prefixes(p string) []string {
 	var out []string
 	for i := 1; i < len(p); i++ {
-		if (p[i] == '.' || p[i] == '[') && strings.Count(p[:i], ".") >= 1 {
+		if (p[i] == '.' || p[i] == '[') && strings.Count(p[:i], ".") >= 2 {
 			out = append(out, p[:i])
 		}
 	}

@@ -129,6 +129,16 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/check", s.needModel(s.checkStatus))
 	mux.HandleFunc("POST /api/check", s.needModel(s.startCheck))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/", "/app.js", "/app.css", "/api/info", "/api/records", "/api/step", "/api/find", "/api/state":
+			w.Header().Set("Allow", "GET")
+			fail(w, http.StatusMethodNotAllowed, "%s %s: use GET", short(r.Method), r.URL.Path)
+			return
+		case "/api/check":
+			w.Header().Set("Allow", "GET, POST")
+			fail(w, http.StatusMethodNotAllowed, "%s %s: use GET or POST", short(r.Method), r.URL.Path)
+			return
+		}
 		fail(w, http.StatusNotFound, "no such page or API endpoint: %s (the API is /api/info, /api/records, /api/step, /api/find, /api/state, /api/check)", short(r.URL.Path))
 	})
 	return guard(mux)

@@ -113,9 +113,30 @@ func loadSimTrace(file string, data []byte) (*timeline, error) {
 		t.Verdicts = append(t.Verdicts, verdict{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
 	}
 	t.finish()
-	t.First, t.FirstWhy = firstSimViolation(t, rep.Verdicts)
+	t.First, t.FirstWhy = firstSimViolation(t, rep.Verdicts, func(prop string, events int) bool {
+		o := opts
+		o.CutAt = int64(events)
+		r, err := scenarios.Run(sc, o)
+		if err != nil {
+			return false
+		}
+		for _, v := range r.Verdicts {
+			if v.Property == prop && v.Class == checker.Safety {
+				return true
+			}
+		}
+		return false
+	})
 	cur := &cursor{sc: sc, opts: opts}
 	t.snapshot = cur.at
+	s0, err := cur.at(0)
+	if err != nil {
+		return nil, err
+	}
+	t.Nodes = t.Nodes[:0]
+	for _, n := range s0.Nodes {
+		t.Nodes = append(t.Nodes, n.Name) // every node, in NodeID order (some may never act)
+	}
 	return t, nil
 }
 
@@ -123,9 +144,11 @@ var obsRE = regexp.MustCompile(`at observation #(\d+) `)
 
 // firstSimViolation finds the step where the first failed safety property broke: the
 // step that recorded the observation its verdict names (the history checks name the
-// first observation that breaks them); a panic is its own step; a property judged on
-// the whole run (liveness, a final state, linearizability) points at the last step.
-func firstSimViolation(t *timeline, vs []checker.Verdict) (int, string) {
+// first observation that breaks them), else the shortest prefix of the run on which
+// the property already fails (bisection: failsAt re-runs the scenario cut after that
+// many events); a panic is its own step; liveness is judged on the whole run (the
+// last step).
+func firstSimViolation(t *timeline, vs []checker.Verdict, failsAt func(prop string, events int) bool) (int, string) {
 	obsStep := func(idx int64) int {
 		n := int64(0)
 		for i, r := range t.recs {
@@ -160,6 +183,22 @@ func firstSimViolation(t *timeline, vs []checker.Verdict) (int, string) {
 				if s := obsStep(idx); s >= 0 && (best < 0 || s < best) {
 					best, why = s, fmt.Sprintf("%s: the step that recorded observation #%d", v.Property, idx)
 				}
+				continue
+			}
+			if !failsAt(v.Property, t.Steps) {
+				continue // fails only on the whole run (a check at the end)
+			}
+			lo, hi := 0, t.Steps // fails at hi, not at lo (no events: nothing happened)
+			for hi-lo > 1 {
+				mid := lo + (hi-lo)/2
+				if failsAt(v.Property, mid) {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			if best < 0 || hi < best {
+				best, why = hi, fmt.Sprintf("%s: the shortest prefix of the run on which it fails ends here (found by re-running prefixes)", v.Property)
 			}
 		}
 	}
@@ -262,6 +301,12 @@ func loadModelTrace(file string, data []byte) (*timeline, error) {
 		t.First, t.FirstWhy = t.Steps, "eventually "+h.Property+": judged on the whole path (a dead end or a cycle)"
 		if h.Cycle > 0 {
 			t.FirstWhy = fmt.Sprintf("eventually %s: the path returns to step %d and cycles without it", h.Property, h.Cycle-1)
+		}
+	}
+	if len(last.State.Nodes) > 0 {
+		t.Nodes = t.Nodes[:0]
+		for _, n := range last.State.Nodes {
+			t.Nodes = append(t.Nodes, n.Name)
 		}
 	}
 	t.snapshot = func(k int) (sim.Snapshot, error) {

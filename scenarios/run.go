@@ -32,6 +32,10 @@ type Options struct {
 	// Visualize writes porcupine's visualization of every linearizability check into
 	// ArtifactDir, linearizable or not (run reports link it).
 	Visualize bool
+	// CutAt, when > 0, ends the run after that many events (the outcome is the event
+	// bound): simrun explore checks a run's prefixes with it to find the first step at
+	// which a safety property fails.
+	CutAt int64
 }
 
 // Report is the outcome of one run.
@@ -189,9 +193,13 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 
 // newKernel builds the kernel of one run.
 func newKernel(sc *Scenario, o Options, setup *Setup, tracer sim.Tracer) (*sim.Kernel, error) {
+	maxEvents := setup.MaxEvents
+	if o.CutAt > 0 && (maxEvents == 0 || o.CutAt < maxEvents) {
+		maxEvents = o.CutAt
+	}
 	k, err := sim.New(sim.Config{
 		Seed: o.Seed, Nodes: setup.Nodes, Network: setup.Network, Clocks: setup.Clocks,
-		Until: setup.Until, MaxTime: setup.MaxTime, MaxEvents: setup.MaxEvents, Trace: tracer,
+		Until: setup.Until, MaxTime: setup.MaxTime, MaxEvents: maxEvents, Trace: tracer,
 	})
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", sc.Name, err)}

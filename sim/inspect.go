@@ -59,6 +59,59 @@ func (o Object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// UnmarshalJSON reads an object keeping its members' order; nested objects become
+// Objects too, other values what encoding/json gives an any.
+func (o *Object) UnmarshalJSON(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	v, err := decodeOrdered(d)
+	if err != nil {
+		return err
+	}
+	obj, ok := v.(Object)
+	if !ok {
+		return fmt.Errorf("sim: Object: not a JSON object: %.40s", b)
+	}
+	*o = obj
+	return nil
+}
+
+func decodeOrdered(d *json.Decoder) (any, error) {
+	t, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case json.Delim('{'):
+		o := Object{}
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeOrdered(d)
+			if err != nil {
+				return nil, err
+			}
+			o = append(o, Field{Key: k.(string), Value: v})
+		}
+		_, err := d.Token()
+		return o, err
+	case json.Delim('['):
+		a := []any{}
+		for d.More() {
+			v, err := decodeOrdered(d)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := d.Token()
+		return a, err
+	}
+	return t, nil
+}
+
 var (
 	durationType = reflect.TypeFor[time.Duration]()
 	timeType     = reflect.TypeFor[Time]()

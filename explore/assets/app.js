@@ -87,7 +87,7 @@ function recMatches(r, node, kind) {
 
 // ---- state panel (shared by both views) ----
 
-function renderState(box, diffBox, lines, diff, changedNodes, nodes) {
+function renderState(box, diffBox, lines, diff, changedNodes, nodes, snap) {
   diffBox.replaceChildren();
   if (diff && diff.length) {
     const d = el("div", { class: "diff", id: diffBox.id + "box" }, el("b", {}, `changed by this step (${diff.length})`));
@@ -117,14 +117,26 @@ function renderState(box, diffBox, lines, diff, changedNodes, nodes) {
     if (!ls.length) continue;
     const up = ls.find((l) => l.path === g + ".up");
     const isNode = nodes.includes(g);
-    const card = el("div", { class: (isNode ? "node" : "node group") + (changedNodes.includes(g) ? " changed" : "") + (up && up.value === "false" ? " down" : ""), "data-node": g },
-      el("h3", {}, g + (up && up.value === "false" ? " (down)" : "")));
+    const ns = snap && snap.nodes.find((n) => n.name === g);
+    const clock = ns && (snap.t || ns.local) ? ` · clock ${fmtTime(ns.local)}` : "";
+    const hot = changedNodes.includes(g) || !isNode || ls.length <= 12;
+    const card = el("details", { class: (isNode ? "node" : "node group") + (changedNodes.includes(g) ? " changed" : "") + (up && up.value === "false" ? " down" : ""), "data-node": g },
+      el("summary", {}, el("b", {}, g), (up && up.value === "false" ? " (down)" : "") + clock + ` · ${ls.length - (up ? 1 : 0)} values` + (changedNodes.includes(g) ? " · changed" : "")));
+    if (hot) card.open = true;
     for (const l of ls) {
       if (l.path === g + ".up") continue;
       card.append(el("div", { class: "kv" + (changed.has(l.path) ? " chg" : "") }, el("span", { class: "k" }, l.path.slice(g.length + 1) + " = "), l.value));
     }
     box.append(card);
   }
+}
+
+// scrollTo scrolls target into the middle of its scrolling column (not the page).
+function scrollTo(inner, target) {
+  const col = inner && inner.closest(".col");
+  if (!col || !target) return;
+  const a = col.getBoundingClientRect(), b = target.getBoundingClientRect();
+  col.scrollTop += (b.top - a.top) - col.clientHeight / 2;
 }
 
 // ---- space-time diagram ----
@@ -160,7 +172,7 @@ function drawDiagram(box, recs, base, lanes, isCurrent, isViolation, onRow) {
     if (r.sent_by >= 0 && lanes.includes(r.from) && lanes.includes(r.node)) {
       const y0 = r.sent_by >= base ? ry(r.sent_by) : top - 4;
       const lost = r.ev === "lost";
-      s.append(svg("line", { x1: lx(r.from), y1: y0, x2: lx(r.node), y2: y, stroke: lost ? "#c62828" : "#444", "stroke-dasharray": lost ? "3,2" : "", "marker-end": `url(#${box.id}-arrow)`, class: "msg" }));
+      s.append(svg("line", { x1: lx(r.from), y1: y0, x2: lx(r.node), y2: y, stroke: lost ? "#c62828" : "#444", "stroke-opacity": r.sent_by >= base ? 0.8 : 0.3, "stroke-dasharray": lost ? "3,2" : "", "marker-end": `url(#${box.id}-arrow)`, class: "msg" }));
       s.append(svg("text", { x: (lx(r.from) + lx(r.node)) / 2 + 3, y: (y0 + y) / 2 - 2, "font-size": 10, fill: "#1f5fa8" }, r.kind || ""));
     }
     for (const e of r.out || []) {
@@ -200,7 +212,7 @@ async function showTrace(step) {
   $("slider").value = step;
   $("steplabel").textContent = `step ${step} of ${t.steps}`;
   const st = await api(`/api/step?k=${step}`);
-  $("steplabel").textContent = `step ${step} of ${t.steps}` + (step > 0 || st.state.t ? ` · t=${fmtTime(st.state.t)}` : "");
+  $("steplabel").textContent = `step ${step} of ${t.steps}` + (t.engine === "sim" || st.state.t ? ` · t=${fmtTime(st.state.t)}` : "");
   $("statehead").textContent = step === 0 ? (t.engine === "sim" ? "State before the first event" : "Initial state") : `State after step ${step}`;
   const idx = st.index >= 0 ? st.index : 0;
   const base = Math.max(0, idx - 25);
@@ -214,10 +226,10 @@ async function showTrace(step) {
     const when = r.t ? fmtTime(r.t) + " " : "";
     list.append(el("li", { class: cls, "data-step": r.step, title: JSON.stringify(r), onclick: () => goTrace(r.step) }, `${r.step}. ${when}${summary(r)}`));
   });
-  const cur = list.querySelector("li.cur");
-  if (cur) cur.scrollIntoView({ block: "center" });
   drawDiagram($("diagram"), recs, base, t.nodes, isCur, isViol, (i, r) => goTrace(r.step));
-  renderState($("state"), $("diff"), st.lines, step > 0 ? st.diff : null, st.changed_nodes, t.nodes);
+  renderState($("state"), $("diff"), st.lines, step > 0 ? st.diff : null, st.changed_nodes, t.nodes, st.state);
+  scrollTo($("events"), list.querySelector("li.cur"));
+  scrollTo($("diagram"), $("diagram").querySelector(".curband"));
 }
 
 function traceHash(step) {
@@ -306,7 +318,8 @@ async function showModel(path) {
     $("mdiagram").replaceChildren(ol);
   }
   const names = v.state.nodes.map((n) => n.name);
-  renderState($("mstate"), $("mdiff"), v.lines, v.depth > 0 ? v.diff : null, v.changed_nodes, names);
+  renderState($("mstate"), $("mdiff"), v.lines, v.depth > 0 ? v.diff : null, v.changed_nodes, names, v.state);
+  scrollTo($("mdiagram"), $("mdiagram").querySelector(".curband"));
 }
 
 // sentBy matches a path's receipts to their sends (the model's records carry no index).
