@@ -42,6 +42,9 @@
 //	                                  the next (previous) step after (before) K involving
 //	                                  node N and message kind M (either may be empty):
 //	                                  {"step": S}, -1 when none
+//	GET  /api/overview?width=W        the whole run in W buckets of steps (10..4000,
+//	                                  default 600): per node its events per bucket
+//	                                  ("counts") and the buckets where it crashed
 //	GET  /api/state?path=P            the state path P leads to (model.View: depth, inits,
 //	                                  fingerprint, state, expandable, actions [{index,
 //	                                  name, path, fingerprint, self}], properties [{name,

@@ -220,6 +220,28 @@ func TestSimTraceSteps(t *testing.T) {
 	if !sawStore || !sawFlight {
 		t.Fatalf("the trace exercised neither a store (%v) nor a message in flight (%v)", sawStore, sawFlight)
 	}
+	// The overview counts every event of a node once.
+	ov := decode[struct {
+		Counts [][]int `json:"counts"`
+	}](t, get(t, ts, "/api/overview?width=50", 200))
+	total := 0
+	for _, row := range ov.Counts {
+		if len(row) != 50 {
+			t.Fatalf("overview row of %d buckets, want 50", len(row))
+		}
+		for _, c := range row {
+			total += c
+		}
+	}
+	handled := 0
+	for _, r := range s.tl.recs {
+		if contains(tr.Nodes, r.Node) {
+			handled++
+		}
+	}
+	if total != handled || total == 0 {
+		t.Fatalf("overview counts %d events, the trace has %d at nodes", total, handled)
+	}
 	// find: the next step of node n4 from 0 is its first record.
 	f := decode[struct{ Step int }](t, get(t, ts, "/api/find?from=0&dir=next&node=n4", 200))
 	for _, r := range recs {
@@ -444,6 +466,9 @@ func TestBadRequests(t *testing.T) {
 		{tts, "GET", "/api/find?from=0&dir=sideways", 400},
 		{tts, "GET", "/api/find?from=0&dir=next&node=nobody", 400},
 		{tts, "GET", "/api/find?from=0&dir=next&kind=NOPE", 400},
+		{tts, "GET", "/api/overview?width=5", 400},
+		{tts, "GET", "/api/overview?width=x", 400},
+		{mts, "GET", "/api/overview", 404},
 		{tts, "GET", "/api/state?path=0", 404}, // no model behind a simulator trace
 		{tts, "POST", "/api/check", 404},
 		{tts, "DELETE", "/api/info", 405},

@@ -125,12 +125,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/records", s.needTrace(s.records))
 	mux.HandleFunc("GET /api/step", s.needTrace(s.step))
 	mux.HandleFunc("GET /api/find", s.needTrace(s.find))
+	mux.HandleFunc("GET /api/overview", s.needTrace(s.overview))
 	mux.HandleFunc("GET /api/state", s.needModel(s.state))
 	mux.HandleFunc("GET /api/check", s.needModel(s.checkStatus))
 	mux.HandleFunc("POST /api/check", s.needModel(s.startCheck))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/", "/app.js", "/app.css", "/api/info", "/api/records", "/api/step", "/api/find", "/api/state":
+		case "/", "/app.js", "/app.css", "/api/info", "/api/records", "/api/step", "/api/find", "/api/overview", "/api/state":
 			w.Header().Set("Allow", "GET")
 			fail(w, http.StatusMethodNotAllowed, "%s %s: use GET", short(r.Method), r.URL.Path)
 			return
@@ -139,7 +140,7 @@ func (s *Server) Handler() http.Handler {
 			fail(w, http.StatusMethodNotAllowed, "%s %s: use GET or POST", short(r.Method), r.URL.Path)
 			return
 		}
-		fail(w, http.StatusNotFound, "no such page or API endpoint: %s (the API is /api/info, /api/records, /api/step, /api/find, /api/state, /api/check)", short(r.URL.Path))
+		fail(w, http.StatusNotFound, "no such page or API endpoint: %s (the API is /api/info, /api/records, /api/step, /api/find, /api/overview, /api/state, /api/check)", short(r.URL.Path))
 	})
 	return guard(mux)
 }
@@ -328,6 +329,47 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request) {
 	reply(w, struct {
 		Step int `json:"step"`
 	}{found})
+}
+
+// overview summarizes the whole run for the page's overview strip: the steps cut into
+// width buckets, and per node how many of its events fall in each, and in which
+// buckets it crashed.
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	width, err := intParam(r.URL.Query().Get("width"), "width", 600, 10, 4000)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	idx := map[string]int{}
+	for i, n := range s.tl.Nodes {
+		idx[n] = i
+	}
+	counts := make([][]int, len(s.tl.Nodes))
+	crashes := make([][]int, len(s.tl.Nodes))
+	for i := range counts {
+		counts[i] = make([]int, width)
+		crashes[i] = []int{}
+	}
+	steps := max(s.tl.Steps, 1)
+	bucket := func(step int) int { return min(max(step-1, 0)*width/steps, width-1) }
+	for i, rec := range s.tl.recs {
+		n, ok := idx[rec.Node]
+		if !ok {
+			continue
+		}
+		b := bucket(s.tl.recStep[i])
+		counts[n][b]++
+		if rec.Ev == "crash" {
+			crashes[n] = append(crashes[n], b)
+		}
+	}
+	reply(w, struct {
+		Width   int      `json:"width"`
+		Steps   int      `json:"steps"`
+		Nodes   []string `json:"nodes"`
+		Counts  [][]int  `json:"counts"`
+		Crashes [][]int  `json:"crashes"`
+	}{width, s.tl.Steps, s.tl.Nodes, counts, crashes})
 }
 
 // ---- model API ----

@@ -194,7 +194,36 @@ function drawDiagram(box, recs, base, lanes, isCurrent, isViolation, onRow) {
 
 // ---- trace view ----
 
-const tv = { step: 0, node: "", kind: "", cache: { from: -1, recs: [] } };
+const tv = { step: 0, node: "", kind: "", cache: { from: -1, recs: [] }, overview: null };
+
+// drawOverview draws the whole run as one strip per node (darker where the node is
+// busier, red where it crashed), the first violation and the current step as lines;
+// a click jumps to the step under it.
+function drawOverview(step) {
+  const o = tv.overview, t = info.trace;
+  if (!o) return;
+  const laneH = 10, top = 4, left = 60, W = o.width;
+  const h = top * 2 + laneH * o.nodes.length;
+  const s = svg("svg", { viewBox: `0 0 ${left + W} ${h}`, preserveAspectRatio: "none", height: Math.max(30, h), id: "overview-svg" });
+  const busiest = Math.max(1, ...o.counts.flat());
+  o.nodes.forEach((n, i) => {
+    const y = top + i * laneH;
+    s.append(svg("text", { x: 2, y: y + laneH - 2, "font-size": 9, fill: "#555" }, n));
+    o.counts[i].forEach((c, b) => {
+      if (c) s.append(svg("rect", { x: left + b, y: y + 1, width: 1, height: laneH - 2, fill: "#1f77b4", "fill-opacity": 0.25 + 0.75 * Math.log1p(c) / Math.log1p(busiest) }));
+    });
+    for (const b of o.crashes[i]) s.append(svg("rect", { x: left + b - 0.5, y: y, width: 2, height: laneH, fill: "#c62828" }));
+  });
+  const xOf = (k) => left + Math.min(W - 1, Math.max(0, k - 1) * W / Math.max(1, t.steps));
+  if (t.first_violation >= 0) s.append(svg("line", { x1: xOf(t.first_violation), x2: xOf(t.first_violation), y1: 0, y2: h, stroke: "#c62828", "stroke-width": 1.5, "stroke-dasharray": "3,2" }));
+  s.append(svg("line", { x1: xOf(step), x2: xOf(step), y1: 0, y2: h, stroke: "#e0a800", "stroke-width": 2.5, class: "overview-cur" }));
+  s.addEventListener("click", (e) => {
+    const r = s.getBoundingClientRect();
+    const x = (e.clientX - r.left) / r.width * (left + W) - left;
+    if (x >= 0) goTrace(Math.round(x / W * t.steps) + 1);
+  });
+  $("overview").replaceChildren(s);
+}
 
 async function loadRecords(from, count) {
   const c = tv.cache;
@@ -227,6 +256,7 @@ async function showTrace(step) {
     list.append(el("li", { class: cls, "data-step": r.step, title: JSON.stringify(r), onclick: () => goTrace(r.step) }, `${r.step}. ${when}${summary(r)}`));
   });
   drawDiagram($("diagram"), recs, base, t.nodes, isCur, isViol, (i, r) => goTrace(r.step));
+  drawOverview(step);
   renderState($("state"), $("diff"), st.lines, step > 0 ? st.diff : null, st.changed_nodes, t.nodes, st.state);
   scrollTo($("events"), list.querySelector("li.cur"));
   scrollTo($("diagram"), $("diagram").querySelector(".curband"));
@@ -257,8 +287,9 @@ async function stepFiltered(dir) {
   if (j.step >= 0) return goTrace(j.step);
 }
 
-function setupTrace() {
+async function setupTrace() {
   const t = info.trace;
+  tv.overview = await api("/api/overview?width=800");
   $("trace-view").hidden = false;
   $("slider").max = t.steps;
   $("slider").addEventListener("change", () => goTrace(+$("slider").value));
@@ -421,7 +452,7 @@ async function main() {
   const params = Object.entries((t || m).params || {}).map(([k, v]) => `${k}=${v}`).join(" ");
   $("subtitle").textContent = t ? `${t.file} · ${t.engine === "sim" ? "seed " + t.seed + " · " : ""}${t.steps} steps${params ? " · " + params : ""}` : (params || "default parameters");
   if (t && t.warning) { $("warning").hidden = false; $("warning").textContent = t.warning; }
-  if (t) setupTrace();
+  if (t) await setupTrace();
   if (m) setupModel();
   if (t && m) {
     $("tabs").append(el("a", { href: "#step=0", "data-tab": "trace" }, "trace"));
@@ -453,6 +484,7 @@ async function selftest() {
       want(document.querySelector("#diagram svg .curband") !== null, "the diagram marks the current step");
       want(document.querySelectorAll("#diagram svg circle.ev").length > 0, "the diagram draws events");
       want(document.querySelector("#diffbox") !== null, "a step that changes state shows a diff");
+      want(document.querySelector("#overview-svg .overview-cur") !== null, "the overview of the whole run marks the current step");
       want(document.querySelectorAll("#state .node:not(.group)").length === t.nodes.length, "one state card per node: " + document.querySelectorAll("#state .node:not(.group)").length);
       await click("prev");
       want(tv.step === Math.min(3, t.steps) - 1, "one step back");
