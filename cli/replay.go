@@ -85,7 +85,7 @@ func cmdReplay(e *env, args []string) error {
 		// The footer's end was re-evaluated on the re-executed path (for a model
 		// counterexample: the property re-checked), so identical lines mean the
 		// verdict reproduced; say which.
-		if end := footerEnd(data); end != "" {
+		if end := scenarios.FooterEnd(data); end != "" {
 			what := "ends"
 			if strings.HasPrefix(end, "violation") || strings.HasPrefix(end, "witness") {
 				what = "reproduced"
@@ -94,22 +94,6 @@ func cmdReplay(e *env, args []string) error {
 		}
 	}
 	return nil
-}
-
-// footerEnd returns the "end" of a trace's footer line ("" if there is none).
-func footerEnd(data []byte) string {
-	last := bytes.TrimRight(data, "\n")
-	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
-		last = last[i+1:]
-	}
-	var f struct {
-		End string `json:"end"`
-		Ev  string `json:"ev"`
-	}
-	if json.Unmarshal(last, &f) != nil || f.Ev != "" {
-		return ""
-	}
-	return f.End
 }
 
 func orEOF(s string) string {

@@ -272,7 +272,7 @@ func loadModelTrace(file string, data []byte) (*timeline, error) {
 	}
 	end := ""
 	if out, err := model.Replay(sys, data); err == nil {
-		end = footerEnd(out)
+		end = scenarios.FooterEnd(out)
 	}
 	class := "violation"
 	if h.Kind == model.SometimesKind {
@@ -317,22 +317,6 @@ func loadModelTrace(file string, data []byte) (*timeline, error) {
 		return v.State, nil
 	}
 	return t, nil
-}
-
-// footerEnd returns the "end" of a trace's footer ("" if none).
-func footerEnd(data []byte) string {
-	last := bytes.TrimRight(data, "\n")
-	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
-		last = last[i+1:]
-	}
-	var f struct {
-		End string `json:"end"`
-		Ev  string `json:"ev"`
-	}
-	if json.Unmarshal(last, &f) != nil || f.Ev != "" {
-		return ""
-	}
-	return f.End
 }
 
 // finish derives the node and kind lists and matches every receive to its send.

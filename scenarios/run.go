@@ -321,6 +321,23 @@ func CompareLines(want, got []byte) ReplayResult {
 	}
 }
 
+// FooterEnd returns the "end" of a trace's footer line — what the run or the path
+// showed ("quiescent", "violation of always P") — or "" if the trace has no footer.
+func FooterEnd(data []byte) string {
+	last := bytes.TrimRight(data, "\n")
+	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	var f struct {
+		End string `json:"end"`
+		Ev  string `json:"ev"`
+	}
+	if json.Unmarshal(last, &f) != nil || f.Ev != "" {
+		return ""
+	}
+	return f.End
+}
+
 // ReadTrace reads a trace file (a clear error for a missing or unreadable file).
 func ReadTrace(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
