@@ -32,10 +32,20 @@ func TestExplorerInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A discrete-time counterexample: its clock ticks change no node (an empty diff
+	// once broke the page).
+	lsTrace, err := checkTrace("leasing", map[string]string{"bug": "grantor-late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsSrv, err := NewTraceServer("ls.jsonl", lsTrace, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		srv  *Server
-	}{{"simulator trace", simSrv}, {"model-checker counterexample", cexSrv}, {"actor model", modSrv}, {"plain spec", specSrv}} {
+	}{{"simulator trace", simSrv}, {"model-checker counterexample", cexSrv}, {"actor model", modSrv}, {"plain spec", specSrv}, {"discrete-time counterexample", lsSrv}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := serve(t, tc.srv)
 			if got := browsertest.SelfCheck(t, ts.URL+"/?selftest=1", 20*time.Second); got != "ok" {

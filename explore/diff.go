@@ -122,7 +122,7 @@ func diff(a, b []line) []change {
 
 // changedNodes names the nodes a diff touches (for the page's highlight).
 func changedNodes(cs []change, nodes []string) []string {
-	var out []string
+	out := []string{}
 	for _, n := range nodes {
 		if slices.ContainsFunc(cs, func(c change) bool { return strings.HasPrefix(c.Path, n+".") }) {
 			out = append(out, n)

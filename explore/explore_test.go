@@ -16,6 +16,7 @@ import (
 	_ "github.com/simrun-dev/simrun/model/twophase" // 2pc
 	"github.com/simrun-dev/simrun/scenarios"
 	_ "github.com/simrun-dev/simrun/scenarios/exactlyonce" // scenarios and the exactlyonce model
+	_ "github.com/simrun-dev/simrun/scenarios/leasing"     // the leasing model (discrete time)
 	"github.com/simrun-dev/simrun/sim"
 )
 

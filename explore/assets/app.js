@@ -37,6 +37,7 @@ function svg(tag, attrs, text) {
 }
 
 function showError(msg) {
+  if (msg) problems.push("shown error: " + msg);
   const e = $("error");
   e.hidden = !msg;
   e.textContent = msg || "";
@@ -88,6 +89,7 @@ function recMatches(r, node, kind) {
 // ---- state panel (shared by both views) ----
 
 function renderState(box, diffBox, lines, diff, changedNodes, nodes, snap) {
+  changedNodes = changedNodes || [];
   diffBox.replaceChildren();
   if (diff && diff.length) {
     const d = el("div", { class: "diff", id: diffBox.id + "box" }, el("b", {}, `changed by this step (${diff.length})`));
@@ -241,6 +243,7 @@ async function showTrace(step) {
   $("slider").value = step;
   $("steplabel").textContent = `step ${step} of ${t.steps}`;
   const st = await api(`/api/step?k=${step}`);
+  tv.last = st;
   $("steplabel").textContent = `step ${step} of ${t.steps}` + (t.engine === "sim" || st.state.t ? ` · t=${fmtTime(st.state.t)}` : "");
   $("statehead").textContent = step === 0 ? (t.engine === "sim" ? "State before the first event" : "Initial state") : `State after step ${step}`;
   const idx = st.index >= 0 ? st.index : 0;
@@ -483,7 +486,7 @@ async function selftest() {
       want(document.querySelector("#events li.cur") !== null, "the event list marks the current step");
       want(document.querySelector("#diagram svg .curband") !== null, "the diagram marks the current step");
       want(document.querySelectorAll("#diagram svg circle.ev").length > 0, "the diagram draws events");
-      want(document.querySelector("#diffbox") !== null, "a step that changes state shows a diff");
+      want((document.querySelector("#diffbox") !== null) === (tv.last.diff.length > 0), "the diff box shows exactly when the step changed something");
       want(document.querySelector("#overview-svg .overview-cur") !== null, "the overview of the whole run marks the current step");
       want(document.querySelectorAll("#state .node:not(.group)").length === t.nodes.length, "one state card per node: " + document.querySelectorAll("#state .node:not(.group)").length);
       await click("prev");
@@ -508,14 +511,14 @@ async function selftest() {
       }
     }
     if (info.model) {
-      await goModel(info.trace ? info.trace.model_path : "0");
+      await goModel("0");
       const start = mv.view.depth;
       for (let i = 0; i < 3; i++) {
         const links = [...document.querySelectorAll("#actions li:not(.self) a")];
         if (!links.length) { fails.push("no action to follow at depth " + mv.view.depth); break; }
         links[0].click();
         await rendering;
-        want(document.querySelector("#mdiffbox, #diffbox") !== null || mv.view.diff.length === 0, "a step shows its diff");
+        want((document.querySelector("#mdiffbox") !== null) === (mv.view.diff.length > 0), "the diff box shows exactly when the action changed something");
       }
       want(mv.view.depth === start + 3, `three actions lead to depth ${start + 3}, not ${mv.view.depth}`);
       want(location.hash === "#path=" + mv.path, "the URL is the path: " + location.hash);
