@@ -248,14 +248,15 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	// Step k-1 first, then k: the cursor only moves forward, so stepping forward
+	// re-executes one event per request (going back re-executes from the start).
 	s.mu.Lock()
-	now, err := s.tl.snapshot(k)
-	var before sim.Snapshot
-	if err == nil && k > 0 {
+	var before, now sim.Snapshot
+	if k > 0 {
 		before, err = s.tl.snapshot(k - 1)
-		if err == nil {
-			now, err = s.tl.snapshot(k) // the cursor moves forward again: cheap
-		}
+	}
+	if err == nil {
+		now, err = s.tl.snapshot(k)
 	}
 	s.mu.Unlock()
 	if err != nil {
