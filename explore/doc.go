@@ -48,7 +48,7 @@
 //	GET  /api/state?path=P            the state path P leads to (model.View: depth, inits,
 //	                                  fingerprint, state, expandable, actions [{index,
 //	                                  name, path, fingerprint, self}], properties [{name,
-//	                                  kind, holds}], records, record_step) plus lines, diff
+//	                                  kind, holds}], records, record_step) plus sent_by, lines, diff
 //	                                  against the parent state, changed_nodes
 //	POST /api/check                   starts the model check (once; BFS, weak fairness for
 //	                                  actor systems as simrun check) and returns its status

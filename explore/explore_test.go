@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -236,7 +237,7 @@ func TestSimTraceSteps(t *testing.T) {
 	}
 	handled := 0
 	for _, r := range s.tl.recs {
-		if contains(tr.Nodes, r.Node) {
+		if slices.Contains(tr.Nodes, r.Node) {
 			handled++
 		}
 	}
@@ -374,6 +375,23 @@ func TestModelTrace(t *testing.T) {
 	}
 	if holds(k) || !holds(k-1) {
 		t.Fatalf("first violation %d: EO-P1 holds there %v, one step earlier %v", k, holds(k), holds(k-1))
+	}
+	// The path's receipts are matched to their sends, as in the trace.
+	sb := decode[struct {
+		SentBy  []int             `json:"sent_by"`
+		Records []sim.TraceRecord `json:"records"`
+	}](t, get(t, ts, "/api/state?path="+p.String(), 200))
+	matched := 0
+	for i, j := range sb.SentBy {
+		if j >= 0 {
+			matched++
+			if j >= i || !sends(recordJSON{TraceRecord: sb.Records[j]}, sb.Records[i].Node, sb.Records[i].Kind) {
+				t.Fatalf("record %d matched to %d, which does not send it", i, j)
+			}
+		}
+	}
+	if len(sb.SentBy) != len(sb.Records) || matched == 0 {
+		t.Fatalf("sent_by %v for %d records", sb.SentBy, len(sb.Records))
 	}
 	// The trace's state at step k is the model's state at the path's prefix.
 	st := decode[stepJSON](t, get(t, ts, fmt.Sprintf("/api/step?k=%d", k), 200))

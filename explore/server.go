@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -263,11 +264,10 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusInternalServerError, "re-executing to step %d: %v", k, err)
 		return
 	}
-	var changes []change
+	lines := flatten(now)
+	changes := []change{}
 	if k > 0 {
-		changes = diff(flatten(before), flatten(now))
-	} else {
-		changes = []change{}
+		changes = diff(flatten(before), lines)
 	}
 	recs := []recordJSON{}
 	index := -1
@@ -287,7 +287,7 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		Lines   []line       `json:"lines"`
 		Diff    []change     `json:"diff"`
 		Changed []string     `json:"changed_nodes"`
-	}{k, index, recs, now, flatten(now), changes, changedNodes(changes, s.tl.Nodes)})
+	}{k, index, recs, now, lines, changes, changedNodes(changes, s.tl.Nodes)})
 }
 
 func (s *Server) find(w http.ResponseWriter, r *http.Request) {
@@ -303,11 +303,11 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	node, kind := q.Get("node"), q.Get("kind")
-	if node != "" && !contains(s.tl.Nodes, node) {
+	if node != "" && !slices.Contains(s.tl.Nodes, node) {
 		fail(w, http.StatusBadRequest, "no node %q in this trace", short(node))
 		return
 	}
-	if kind != "" && !contains(s.tl.Kinds, kind) {
+	if kind != "" && !slices.Contains(s.tl.Kinds, kind) {
 		fail(w, http.StatusBadRequest, "no message kind %q in this trace", short(kind))
 		return
 	}
@@ -401,9 +401,10 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusInternalServerError, "path %s: %v", short(raw), err)
 		return
 	}
+	lines := flatten(v.State)
 	changes := []change{}
 	if parent != nil {
-		changes = diff(flatten(parent.State), flatten(v.State))
+		changes = diff(flatten(parent.State), lines)
 	}
 	var nodes []string
 	for _, n := range v.State.Nodes {
@@ -411,10 +412,11 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 	}
 	reply(w, struct {
 		*model.View
+		SentBy  []int    `json:"sent_by"`
 		Lines   []line   `json:"lines"`
 		Diff    []change `json:"diff"`
 		Changed []string `json:"changed_nodes"`
-	}{v, flatten(v.State), changes, changedNodes(changes, nodes)})
+	}{v, sentBy(v.Records), lines, changes, changedNodes(changes, nodes)})
 }
 
 // checkState is the background check's progress and result.
@@ -524,13 +526,4 @@ func short(s string) string {
 		return s[:60] + "…"
 	}
 	return s
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

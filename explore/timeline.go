@@ -334,39 +334,53 @@ func (t *timeline) finish() {
 			t.Kinds = append(t.Kinds, k)
 		}
 	}
-	type key struct{ from, to, kind, msg string }
-	pending := map[key][]int{}
-	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	t.sentAt = make([]int, len(t.recs))
-	for i, r := range t.recs {
-		t.sentAt[i] = -1
+	for _, r := range t.recs {
 		addNode(r.Node)
 		addNode(r.From)
 		if r.Ev == "recv" || r.Ev == "lost" {
 			addKind(r.Kind)
-			k := key{r.From, r.Node, r.Kind, js(r.Msg)}
-			if q := pending[k]; len(q) > 0 {
-				t.sentAt[i] = q[0]
-				pending[k] = q[1:]
-			}
 		}
 		for _, e := range r.Out {
 			if e.Op == "send" {
 				addKind(e.Kind)
 				addNode(e.To)
-				if e.Lost == "" {
-					k := key{r.Node, e.To, e.Kind, js(e.Msg)}
-					pending[k] = append(pending[k], i)
-				}
 			}
 		}
 	}
+	t.sentAt = sentBy(t.recs)
 	if t.Nodes == nil {
 		t.Nodes = []string{}
 	}
 	if t.Kinds == nil {
 		t.Kinds = []string{}
 	}
+}
+
+// sentBy matches every record that receives (or loses) a message to the record that
+// sent it: same sender, receiver, kind and content, first sent first matched. It
+// returns the sender's index per record, -1 where there is none.
+func sentBy(recs []sim.TraceRecord) []int {
+	type key struct{ from, to, kind, msg string }
+	pending := map[key][]int{}
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	out := make([]int, len(recs))
+	for i, r := range recs {
+		out[i] = -1
+		if r.Ev == "recv" || r.Ev == "lost" {
+			k := key{r.From, r.Node, r.Kind, js(r.Msg)}
+			if q := pending[k]; len(q) > 0 {
+				out[i] = q[0]
+				pending[k] = q[1:]
+			}
+		}
+		for _, e := range r.Out {
+			if e.Op == "send" && e.Lost == "" {
+				k := key{r.Node, e.To, e.Kind, js(e.Msg)}
+				pending[k] = append(pending[k], i)
+			}
+		}
+	}
+	return out
 }
 
 // matches reports whether record i concerns node (handled there, sent from or to it)

@@ -343,7 +343,7 @@ async function showModel(path) {
     const word = p.kind === "always" ? (p.holds ? "holds" : "violated") : (p.holds ? "true here" : "not yet");
     props.append(el("tr", {}, el("td", {}, el("span", { class: "badge " + (p.holds ? "true" : (p.kind === "always" ? "false" : "unknown")) }, word)), el("td", {}, `${p.kind} ${p.name}`)));
   }
-  drawDiagram($("mdiagram"), v.records.map((r, i) => Object.assign({}, r, { step: v.record_step[i], sent_by: sentBy(v.records, i) })), 0, v.state.nodes.map((n) => n.name),
+  drawDiagram($("mdiagram"), v.records.map((r, i) => Object.assign({}, r, { step: v.record_step[i], sent_by: v.sent_by[i] })), 0, v.state.nodes.map((n) => n.name),
     (r) => r.step === v.depth, () => false, (i, r) => goModel(prefix(v.path, r.step)));
   if (!v.state.nodes.length) {
     // A plain spec: no lanes; list the path's steps instead.
@@ -354,20 +354,6 @@ async function showModel(path) {
   const names = v.state.nodes.map((n) => n.name);
   renderState($("mstate"), $("mdiff"), v.lines, v.depth > 0 ? v.diff : null, v.changed_nodes, names, v.state);
   scrollTo($("mdiagram"), $("mdiagram").querySelector(".curband"));
-}
-
-// sentBy matches a path's receipts to their sends (the model's records carry no index).
-function sentBy(recs, i) {
-  const r = recs[i];
-  if (r.ev !== "recv" && r.ev !== "lost") return -1;
-  const key = (from, to, kind, msg) => [from, to, kind, JSON.stringify(msg)].join("|");
-  const want = key(r.from, r.node, r.kind, r.msg);
-  let sends = [], recvs = 0;
-  for (let j = 0; j < i; j++) {
-    for (const e of recs[j].out || []) if (e.op === "send" && !e.lost && key(recs[j].node, e.to, e.kind, e.msg) === want) sends.push(j);
-    if ((recs[j].ev === "recv" || recs[j].ev === "lost") && key(recs[j].from, recs[j].node, recs[j].kind, recs[j].msg) === want) recvs++;
-  }
-  return recvs < sends.length ? sends[recvs] : -1;
 }
 
 function goModel(path) {

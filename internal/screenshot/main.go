@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/simrun-dev/simrun/explore"
+	"github.com/simrun-dev/simrun/internal/browsertest"
 	_ "github.com/simrun-dev/simrun/model/twophase"
 	_ "github.com/simrun-dev/simrun/scenarios/exactlyonce"
 	_ "github.com/simrun-dev/simrun/scenarios/leasing"
@@ -63,13 +64,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	bin := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
+	bin := browsertest.Find()
 	if bin == "" {
 		return errors.New("no chromium on PATH (apt-get install chromium)")
 	}
