@@ -117,7 +117,9 @@ func demoSetup(b *Build, gen DemoPlan, nw sim.Network, system func(cfg *demo.Con
 				k.Inject(sim.Time(c)*sim.Time(time.Millisecond), sim.NodeID(c), demo.Begin{Ops: ops})
 			}
 		},
-		MaxTime:    sim.Time(horizon + bound + time.Minute),
+		// The last client starts after clients milliseconds: the run's
+		// limit counts from there, or 100 000 clients end in a false livelock.
+		MaxTime:    sim.Time(time.Duration(clients)*time.Millisecond + horizon + bound + time.Minute),
 		Properties: DemoProperties(bound, clients),
 	}, nil
 }
