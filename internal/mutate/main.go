@@ -10,7 +10,9 @@
 //	    -run 'Seeds|Plans|Model' -n 30 -seed 1
 //
 // Mutants are enumerated in file and position order and sampled by -seed, so a pass is
-// reproducible; -list prints the mutants without running anything. A mutant that does
+// reproducible; -list prints the mutants (the sample marked *) without running
+// anything, and -only 12,40 runs the mutants of those numbers (a pass's survivors,
+// say, after adding a check). A mutant that does
 // not compile is reported as invalid and not counted. A test run that exceeds -timeout
 // counts as killed (a hang is a detected bug). Exit code: 0 when the pass ran (whatever
 // survived), 2 on bad input.
@@ -29,7 +31,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,6 +46,7 @@ type mutant struct {
 	from, to   string
 	what       string
 	sourceLine string
+	num        int // its number in the -list order
 }
 
 func (m mutant) String() string {
@@ -185,10 +190,11 @@ func main() {
 	n := flag.Int("n", 20, "mutants to run, sampled by -seed (0 = all)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	timeout := flag.Duration("timeout", 3*time.Minute, "per-mutant test time limit (exceeding it counts as killed)")
-	list := flag.Bool("list", false, "list the mutants and exit")
+	list := flag.Bool("list", false, "list the mutants (the sampled ones marked *) and exit")
+	only := flag.String("only", "", "run only the mutants `N,N,...` numbered as -list prints them (overrides -n)")
 	flag.Parse()
 	if *pkg == "" || flag.NArg() > 0 || *n < 0 || *timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "mutate: usage: go run ./internal/mutate -pkg DIR [-test PKGS] [-run REGEXP] [-n N] [-seed S] [-timeout D] [-list]")
+		fmt.Fprintln(os.Stderr, "mutate: usage: go run ./internal/mutate -pkg DIR [-test PKGS] [-run REGEXP] [-n N] [-seed S] [-only N,N] [-timeout D] [-list]")
 		os.Exit(2)
 	}
 	dir, err := filepath.Abs(*pkg)
@@ -202,21 +208,27 @@ func main() {
 	if len(ms) == 0 {
 		fail(errors.New("no mutants: no non-test Go source in " + *pkg))
 	}
+	idx, err := sample(len(ms), *n, *seed, *only)
+	if err != nil {
+		fail(err)
+	}
 	if *list {
+		chosen := map[int]bool{}
+		for _, i := range idx {
+			chosen[i] = true
+		}
 		for i, m := range ms {
-			fmt.Printf("%4d %v\n", i, m)
+			mark := " "
+			if chosen[i] && len(idx) < len(ms) {
+				mark = "*"
+			}
+			fmt.Printf("%s%4d %v\n", mark, i, m)
 		}
 		return
 	}
-	pick := ms
-	if *n > 0 && *n < len(ms) {
-		r := rand.New(rand.NewPCG(*seed, 0x6d75746174650a))
-		idx := r.Perm(len(ms))[:*n]
-		sort.Ints(idx)
-		pick = nil
-		for _, i := range idx {
-			pick = append(pick, ms[i])
-		}
+	var pick []mutant
+	for _, i := range idx {
+		pick = append(pick, ms[i])
 	}
 	tests := []string{*pkg}
 	if *test != "" {
@@ -238,12 +250,13 @@ func main() {
 		}
 		counts[v]++
 		rel, _ := filepath.Rel(dir, m.file)
-		line := fmt.Sprintf("[%d/%d] %s:%d %s %q->%q: %s", i+1, len(pick), rel, m.line, m.what, m.from, m.to, v)
+		line := fmt.Sprintf("[%d/%d] #%d %s:%d %s %q->%q: %s", i+1, len(pick), idx[i], rel, m.line, m.what, m.from, m.to, v)
 		if by != "" {
 			line += " by " + by
 		}
 		fmt.Println(line)
 		if v == survived {
+			m.num = idx[i]
 			survivors = append(survivors, m)
 		}
 	}
@@ -255,8 +268,36 @@ func main() {
 	fmt.Println()
 	for _, m := range survivors {
 		rel, _ := filepath.Rel(dir, m.file)
-		fmt.Printf("  survivor %s:%d: %q -> %q in: %s\n", rel, m.line, m.from, m.to, m.sourceLine)
+		fmt.Printf("  survivor #%d %s:%d: %q -> %q in: %s\n", m.num, rel, m.line, m.from, m.to, m.sourceLine)
 	}
+}
+
+// sample returns the numbers of the mutants to run, in order: those listed in only,
+// or n of all (every one when n is 0 or at least all) drawn by seed.
+func sample(all, n int, seed uint64, only string) ([]int, error) {
+	if only != "" {
+		var idx []int
+		for _, f := range strings.Split(only, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || i < 0 || i >= all {
+				return nil, fmt.Errorf("-only: %q is not a mutant number (0 to %d)", f, all-1)
+			}
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		return slices.Compact(idx), nil
+	}
+	if n == 0 || n >= all {
+		idx := make([]int, all)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	r := rand.New(rand.NewPCG(seed, 0x6d75746174650a))
+	idx := r.Perm(all)[:n]
+	sort.Ints(idx)
+	return idx, nil
 }
 
 func fail(err error) {

@@ -35,6 +35,9 @@ type StableItem struct {
 	// voters that have not ACKed FORGET (Committed orchestrator), participants that
 	// have not ACKed COMMIT (commit record), the coordinator (prepared Put).
 	Waits []sim.NodeID
+	// AgentHop is the hop count of the agent the record holds (StableQueue and
+	// StablePrepared; EO-4: the agent stored with stage (a, h) is at hop h).
+	AgentHop int32
 	// Votes is the OrchSet (StableOrchSet only).
 	Votes []VoteEntry
 	// PoolName and Pool are the committed pool (StablePool only).
@@ -54,7 +57,7 @@ func Inspect(st *sim.Storage) []StableItem {
 		case boundRecord:
 			it.Kind = StableBounds
 		case queueEntry:
-			it.Kind, it.Stage = StableQueue, x.Record.ID
+			it.Kind, it.Stage, it.AgentHop = StableQueue, x.Record.ID, x.Agent.Hop
 		case []VoteEntry:
 			it.Kind, it.Stage, it.Votes = StableOrchSet, parseStageKey(k, preOrchSet), x
 		case orchRecord:
@@ -63,7 +66,7 @@ func Inspect(st *sim.Storage) []StableItem {
 				it.Waits = x.Pending
 			}
 		case preparedPut:
-			it.Kind, it.Stage, it.Waits = StablePrepared, x.Record.ID, []sim.NodeID{x.Coord}
+			it.Kind, it.Stage, it.Waits, it.AgentHop = StablePrepared, x.Record.ID, []sim.NodeID{x.Coord}, x.Agent.Hop
 		case commitRecord:
 			it.Kind, it.Stage, it.Waits = StableCommit, x.Stage, x.Pending
 		case Pool:

@@ -24,6 +24,11 @@ import (
 //	        not commit, or aborts one of the transaction that did (ghost)
 //	EO-P2   always: the stage's reservation takes effect at most once (ghost; only
 //	        with -p pool=true)
+//	EO-4    always: a stored stage record or prepared Put holds the agent at the
+//	        stage's hop (stable storage of every node)
+//	EO-P5   always: a crash-free end state after completion (nothing in flight, no
+//	        timer, every node up) holds no record of the agent (stable storage);
+//	        with a witness that such end states are reached
 //	done    sometimes: the agent completes (the search reaches the protocol's goal)
 //	compete sometimes: a voter answers COND_YES (two orchestrators competed)
 //
@@ -170,6 +175,41 @@ func foldGhost(g any, o sim.Observation) any {
 	return x
 }
 
+// PropStored names the model's EO-4 invariant.
+const PropStored = "EO-4 stored agents are at their stage's hop"
+
+// WitnessP5 names the model's witness that EO-P5 was judged on some state.
+const WitnessP5 = "a crash-free run ends after completing (EO-P5 judged)"
+
+// endsDone reports a crash-free end state after the agent completed: no message in
+// flight, no pending timer or injection, every node up.
+func endsDone(s *model.State) bool {
+	if !model.GhostAs[Ghost](s).Done || s.Faults().Crashes > 0 || s.NumInFlight() > 0 {
+		return false
+	}
+	for i := 0; i < s.NumNodes(); i++ {
+		n := sim.NodeID(i)
+		if !s.Up(n) || len(s.Timers(n)) > 0 || s.PendingInjections(n) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// leftovers lists the agent's protocol records still in stable storage (EO-P5).
+func leftovers(s *model.State) []string {
+	var out []string
+	for i := 0; i < s.NumNodes(); i++ {
+		for _, it := range eo.Inspect(s.Stable(sim.NodeID(i))) {
+			switch it.Kind {
+			case eo.StableQueue, eo.StableOrchSet, eo.StableOrch, eo.StablePrepared, eo.StableCommit, eo.StableResPrep:
+				out = append(out, s.Name(sim.NodeID(i))+" "+it.Key)
+			}
+		}
+	}
+	return out
+}
+
 // ModelSystem builds the model's actor system.
 func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	first := 1 // stage 1's first node
@@ -215,6 +255,25 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 			return true
 		}),
 		model.Always(PropA, func(s *model.State) bool { return !model.GhostAs[Ghost](s).Torn }),
+		// EO-4: the agent a stage record (or a prepared Put) holds is at that stage's
+		// hop, on every node, crashed ones included.
+		model.Always(PropStored, func(s *model.State) bool {
+			for i := 0; i < s.NumNodes(); i++ {
+				for _, it := range eo.Inspect(s.Stable(sim.NodeID(i))) {
+					if (it.Kind == eo.StableQueue || it.Kind == eo.StablePrepared) && it.AgentHop != it.Stage.Hop {
+						return false
+					}
+				}
+			}
+			return true
+		}),
+		// EO-P5 at the model's end states: once the agent is done and nothing is left
+		// to happen (no message in flight, no timer, every node up), no node keeps a
+		// record of it. Only crash-free paths are judged: without periodic re-sending
+		// (resends=-1) a message lost to a crash is never repeated, so a record may
+		// legitimately wait for good; the witness below shows such end states exist.
+		model.Always(PropP5, func(s *model.State) bool { return !endsDone(s) || len(leftovers(s)) == 0 }),
+		model.Sometimes(WitnessP5, endsDone),
 		model.Sometimes("the agent completes", func(s *model.State) bool { return model.GhostAs[Ghost](s).Done }),
 		model.Sometimes("a voter answers COND_YES", func(s *model.State) bool { return model.GhostAs[Ghost](s).CondYes }),
 	}

@@ -1,6 +1,7 @@
 package eoscen
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 
@@ -34,6 +35,7 @@ func checkModel(t *testing.T, overrides map[string]string, o model.Options) *mod
 // EO-I1 hold in every reachable state, and the agent can complete.
 var safe = map[string]model.Status{
 	"no-panic": model.Holds, PropP1: model.Holds, PropI1: model.Holds, PropA: model.Holds,
+	PropP5: model.Holds, WitnessP5: model.Witnessed, PropStored: model.Holds,
 	"the agent completes": model.Witnessed,
 }
 
@@ -190,5 +192,31 @@ func TestModelCatchesUnvoteWithoutTid(t *testing.T) {
 		if p.Kind == model.AlwaysKind && p.Status == model.Failed {
 			t.Fatalf("correct protocol, attempts=2: %q failed", p.Name)
 		}
+	}
+}
+
+// The model's properties (not its counts) in small configurations that finish in
+// seconds, for the system-level checks (the mutation pass runs them with the sweeps;
+// see internal/mutate): the default stage {n0,n1,n2} without crashes; EO-8 itself,
+// basic and majority variants; a two-node stage (even size: its majority is both
+// nodes) with a crash, abstract and real selection; and a re-send bound (resends=1),
+// which must keep the space finite.
+func TestModelProperties(t *testing.T) {
+	noCond := map[string]model.Status{"a voter answers COND_YES": model.Failed}
+	for _, tc := range []struct {
+		params map[string]string
+		extra  map[string]model.Status
+	}{
+		{map[string]string{"crashes": "0"}, nil},
+		{map[string]string{"crashes": "0", "selection": "protocol"}, noCond},
+		{map[string]string{"crashes": "0", "selection": "protocol", "majority-select": "true"}, nil},
+		{map[string]string{"crashes": "1", "observers": "1"}, noCond},
+		{map[string]string{"crashes": "1", "observers": "1", "selection": "protocol"}, noCond},
+		{map[string]string{"crashes": "0", "observers": "1", "resends": "1"}, noCond},
+	} {
+		t.Run(fmt.Sprint(tc.params), func(t *testing.T) {
+			res := checkModel(t, tc.params, model.Options{MaxStates: 1_000_000})
+			wantClean(t, res, tc.extra)
+		})
 	}
 }

@@ -20,8 +20,12 @@ const (
 	PropP2 = "EO-P2 resource operations exactly once (linearizable)"
 	PropP3 = "EO-P3 agents complete after the heal"
 	PropP5 = "EO-P5 no leftovers"
-	PropI1 = "EO-I1 at most one Ready/Committed orchestrator per stage"
-	PropA  = "EO-2/EO-3 stage transactions atomic at every participant"
+	// PropNoSuspicion is EO-8's promise in a run without faults.
+	PropNoSuspicion = "EO-8 no selection without a fault"
+	// PropStepDown is EO-5/EO-8's priority rule for competing workers.
+	PropStepDown = "EO-5/EO-8 a worker steps down only for a higher priority or a Ready orchestrator"
+	PropI1       = "EO-I1 at most one Ready/Committed orchestrator per stage"
+	PropA        = "EO-2/EO-3 stage transactions atomic at every participant"
 	// PropInquiry is exactlyonce/voter-crash's own property (see commitsBefore).
 	PropInquiry = "EO-7 stale votes withdrawn by INQUIRY at restart (stage commits in time)"
 )
@@ -69,6 +73,12 @@ type workload struct {
 	capacity int32
 	simple   bool
 	static   bool
+	// crashes lists each node's crash times (for PropStepDown).
+	crashes map[string][]sim.Time
+	// quiet: the run has no fault at all (an empty plan, no loss, duplication or
+	// reordering, every latency under the I_AM_ALIVE period), so EO-8 has nothing
+	// to suspect (PropNoSuspicion).
+	quiet bool
 }
 
 type permCrash struct {
@@ -88,7 +98,88 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 		w.p2(),
 		scenarios.Bounded(PropP3, bound, w.p3Items),
 		{Name: PropP5, Class: checker.Liveness, NeedsCompleteRun: true, Check: w.checkP5},
+		{Name: PropNoSuspicion, Class: checker.Safety, Check: w.checkNoSuspicion},
+		{Name: PropStepDown, Class: checker.Safety, Check: w.checkStepDown},
 	}
+}
+
+// checkStepDown (EO-5, EO-8): a worker leaves the worker role of a stage (becomes an
+// observer without crashing in between) only for another worker: one of higher
+// priority in the stage's record (it heard its I_AM_ALIVE or I_AM_SELECTED, or its
+// voter voted for that node's orchestrator), or one whose orchestrator is Ready
+// already (a Ready orchestrator is not overruled by priority: EO-5's NO from its
+// voters ends this node's transaction). Stage 0 has one node; the record of stage h
+// is the Next of stage h-1's commit.
+func (w *workload) checkStepDown(r *checker.Run) error {
+	records := map[eo.StageID][]sim.NodeID{} // priority order
+	workers := map[eo.StageID][]sim.NodeID{} // every node that has been a worker
+	ready := map[eo.StageID][]sim.NodeID{}   // every node whose orchestrator was Ready
+	since := map[eo.StageID]map[sim.NodeID]sim.Time{}
+	crashed := func(n sim.NodeID, from, to sim.Time) bool {
+		for _, c := range w.crashes[r.Final[n].Name] {
+			if from <= c && c <= to {
+				return true
+			}
+		}
+		return false
+	}
+	downs := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.Committed:
+			records[eo.StageID{Agent: v.Stage.Agent, Hop: v.Stage.Hop + 1}] = v.Next
+		case eo.OrchChange:
+			if v.State == eo.OrchReady {
+				ready[v.Stage] = append(ready[v.Stage], v.Node)
+			}
+		case eo.RoleChange:
+			if since[v.Stage] == nil {
+				since[v.Stage] = map[sim.NodeID]sim.Time{}
+			}
+			switch v.Role {
+			case eo.RoleWorker:
+				since[v.Stage][v.Node] = o.Time
+				if !slices.Contains(workers[v.Stage], v.Node) {
+					workers[v.Stage] = append(workers[v.Stage], v.Node)
+				}
+			case eo.RoleObserver:
+				t, was := since[v.Stage][v.Node]
+				delete(since[v.Stage], v.Node)
+				if !was || crashed(v.Node, t, o.Time) {
+					continue
+				}
+				downs++
+				rec := records[v.Stage]
+				me := slices.Index(rec, v.Node)
+				higher := func(n sim.NodeID) bool { i := slices.Index(rec, n); return i >= 0 && i < me }
+				other := func(n sim.NodeID) bool { return n != v.Node }
+				if !slices.ContainsFunc(workers[v.Stage], higher) && !slices.ContainsFunc(ready[v.Stage], other) {
+					return fmt.Errorf("%s stepped down as worker of stage %v at %v, but no higher-priority node of %s had been its worker and no other orchestrator was Ready",
+						r.Final[v.Node].Name, v.Stage, o.Time, nodeNames(r, rec))
+				}
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d step-downs checked", downs))
+	return nil
+}
+
+// checkNoSuspicion (EO-8): a worker's I_AM_ALIVE reaches its observers every Alive
+// period, well inside their Monitor timeout, so in a run without any fault no
+// observer ever starts a selection (sends ARE_YOU_THERE) and no node announces
+// itself (I_AM_SELECTED). Runs with a fault are not judged (the note says which).
+func (w *workload) checkNoSuspicion(r *checker.Run) error {
+	if w.simple || !w.quiet {
+		r.Note("not judged: the run has faults (or runs the simple protocol)")
+		return nil
+	}
+	for _, kind := range []string{"ARE_YOU_THERE", "I_AM_SELECTED"} {
+		if c := r.ByKind[kind]; c.Sent > 0 {
+			return fmt.Errorf("%d %s sent in a run without faults: an observer suspected a live worker", c.Sent, kind)
+		}
+	}
+	r.Note(fmt.Sprintf("judged: no fault, %d I_AM_ALIVE, no selection", r.ByKind["I_AM_ALIVE"].Sent))
+	return nil
 }
 
 // checkP1: for every StageId at most one stage transaction commits; per agent the

@@ -315,7 +315,14 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 	if err := fp.Validate(names); err != nil {
 		return nil, err
 	}
-	w := &workload{names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled()}
+	crashes := map[string][]sim.Time{}
+	for _, e := range fp.Events {
+		if e.Kind == "crash" {
+			crashes[e.Node] = append(crashes[e.Node], sim.Time(e.At))
+		}
+	}
+	w := &workload{crashes: crashes, names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled(),
+		quiet: len(fp.Events) == 0 && o.loss == 0 && o.dup == 0 && o.reorder == 0 && o.latMax < cfg.Timing.Alive}
 	var lastLaunch sim.Time
 	for i, it := range its {
 		at := sim.Time(time.Duration(i) * o.spacing).Add(time.Millisecond)
@@ -459,7 +466,7 @@ func swarmDraw(seed uint64, o *options) *faults.Params {
 	r := sim.Stream(seed, "exactlyonce-swarm")
 	o.nodes = 4 + r.IntN(4)               // 4..7
 	o.agents = 2 + r.IntN(9)              // 2..10
-	o.stages = 2 + r.IntN(4)              // 2..5
+	o.stages = 1 + r.IntN(5)              // 1..5 (1: the agent runs at home only)
 	o.width = 1 + r.IntN(min(o.nodes, 5)) // 1..5
 	o.capacity = r.IntN(5)                // 0..4
 	// Launches spread over most of the fault window, so faults meet running agents.
