@@ -92,3 +92,7 @@ func OrchStateOf(st *sim.Storage, s StageID) OrchState {
 	}
 	return v.(orchRecord).State
 }
+
+// Running lists the stages whose transaction this node coordinates now (volatile
+// state; for checkers), in order.
+func (n *Node) Running() []StageID { return sortedStages(n.txs) }

@@ -83,7 +83,16 @@ type ProbeServer struct {
 const (
 	// KindProbeMisuse: the client renewed a lease it had revoked; Rejected must hold.
 	KindProbeMisuse = "probe.misuse"
+	// KindProbeView: what the holder's API says of a reference right after a ping
+	// was sent through it (LS-1: Buffered counts the messages not acknowledged yet).
+	KindProbeView = "probe.view"
 )
+
+// ProbeView is the holder's view of a reference (KindProbeView).
+type ProbeView struct {
+	Ref      RefID `json:"ref"`
+	Buffered int   `json:"buffered"`
+}
 
 // ProbeMisuse records a deliberate misuse and whether the runtime refused it.
 type ProbeMisuse struct {
@@ -163,6 +172,7 @@ func (p *Probe) ping(rt *Runtime) {
 			for i := 0; i < c.Req.Pings; i++ {
 				_ = rt.Send(id, "ping", i+1)
 			}
+			rt.Observe(KindProbeView, ProbeView{Ref: id, Buffered: rt.Buffered(id)})
 			c.Sent = c.Req.Pings
 			continue
 		}
@@ -176,6 +186,7 @@ func (p *Probe) ping(rt *Runtime) {
 				delete(p.Clients, id)
 				continue
 			}
+			rt.Observe(KindProbeView, ProbeView{Ref: id, Buffered: rt.Buffered(id)})
 			c.Sent++
 			continue
 		}

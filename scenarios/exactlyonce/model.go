@@ -24,6 +24,8 @@ import (
 //	        not commit, or aborts one of the transaction that did (ghost)
 //	EO-P2   always: the stage's reservation takes effect at most once (ghost; only
 //	        with -p pool=true)
+//	EO-2/6  always: a node coordinates a transaction only for a stage Active in its
+//	        queue (a forgotten stage leaves none running: GIVE_UP)
 //	EO-4    always: a stored stage record or prepared Put holds the agent at the
 //	        stage's hop (stable storage of every node)
 //	EO-P5   always: a crash-free end state after completion (nothing in flight, no
@@ -175,6 +177,9 @@ func foldGhost(g any, o sim.Observation) any {
 	return x
 }
 
+// PropRunning names the model's EO-2/EO-6 invariant on running transactions.
+const PropRunning = "EO-2/EO-6 transactions run only for Active stages"
+
 // PropStored names the model's EO-4 invariant.
 const PropStored = "EO-4 stored agents are at their stage's hop"
 
@@ -255,6 +260,25 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 			return true
 		}),
 		model.Always(PropA, func(s *model.State) bool { return !model.GhostAs[Ghost](s).Torn }),
+		// EO-2/EO-6: a node coordinates a stage transaction only for a stage Active in
+		// its input queue; a stage forgotten (committed elsewhere: FORGET, GIVE_UP)
+		// leaves no transaction running.
+		model.Always(PropRunning, func(s *model.State) bool {
+			for i := 0; i < s.NumNodes(); i++ {
+				n, ok := s.Node(sim.NodeID(i)).(*eo.Node)
+				if !ok {
+					continue // down
+				}
+				for _, st := range n.Running() {
+					if !slices.ContainsFunc(eo.Inspect(s.Stable(sim.NodeID(i))), func(it eo.StableItem) bool {
+						return it.Kind == eo.StableQueue && it.Stage == st
+					}) {
+						return false
+					}
+				}
+			}
+			return true
+		}),
 		// EO-4: the agent a stage record (or a prepared Put) holds is at that stage's
 		// hop, on every node, crashed ones included.
 		model.Always(PropStored, func(s *model.State) bool {

@@ -35,7 +35,7 @@ func checkModel(t *testing.T, overrides map[string]string, o model.Options) *mod
 // EO-I1 hold in every reachable state, and the agent can complete.
 var safe = map[string]model.Status{
 	"no-panic": model.Holds, PropP1: model.Holds, PropI1: model.Holds, PropA: model.Holds,
-	PropP5: model.Holds, WitnessP5: model.Witnessed, PropStored: model.Holds,
+	PropP5: model.Holds, WitnessP5: model.Witnessed, PropStored: model.Holds, PropRunning: model.Holds,
 	"the agent completes": model.Witnessed,
 }
 

@@ -145,3 +145,28 @@ func TestModelBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestModelProperties: the model's properties, not its counts, in the default and
+// the discovery configurations — the model-checking part of the system-level checks
+// (the mutation pass runs them with the sweeps and generated plans; see
+// internal/mutate). Every invariant holds and every witness is reached.
+func TestModelProperties(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the discrete-time leasing models (about 40 s) run in the full suite")
+	}
+	for _, params := range []map[string]string{nil, discoveryParams} {
+		res, _, _ := checkModel(t, params, 2)
+		if res.Outcome != model.Complete || res.Violation != nil {
+			t.Fatalf("%v: outcome %v, violation %v", params, res.Outcome, res.Violation)
+		}
+		for _, p := range res.Properties {
+			want := model.Holds
+			if p.Kind == model.SometimesKind {
+				want = model.Witnessed
+			}
+			if p.Status != want {
+				t.Errorf("%v: %s %q: %v, want %v", params, p.Kind, p.Name, p.Status, want)
+			}
+		}
+	}
+}

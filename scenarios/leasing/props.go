@@ -71,6 +71,7 @@ func (e *env) leasingProperties() []checker.Property {
 		{Name: "LS-4/futures", Class: checker.Safety, Check: e.futures},
 		{Name: "LS-2/misuse-refused", Class: checker.Safety, Check: e.misuse},
 		{Name: "LS-3/released-dropped", Class: checker.Safety, Check: releasedDropped},
+		{Name: "LS-1/buffered-until-acked", Class: checker.Safety, Check: bufferedUntilAcked},
 	}
 }
 
@@ -81,6 +82,28 @@ func (e *env) leasingProperties() []checker.Property {
 // Released or Expired in the same step as it removes a lease, so an entry without its
 // lease is one the application kept after being told. A pass says how many entries
 // it checked.
+// bufferedUntilAcked (LS-1): a message sent through a reference stays in the holder's
+// buffer until the grantor acknowledges it, so right after a ping the API's Buffered
+// count is at least 1 (that ping cannot have been acknowledged yet) and at most the
+// messages sent through the reference so far.
+func bufferedUntilAcked(r *checker.Run) error {
+	sent := map[ls.RefID]int{}
+	views := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case ls.ObsSend:
+			sent[v.Ref]++
+		case ls.ProbeView:
+			views++
+			if v.Buffered < 1 || v.Buffered > sent[v.Ref] {
+				return fmt.Errorf("%s: right after a ping through %s, Buffered is %d (sent so far: %d)", r.Final[o.Node].Name, v.Ref, v.Buffered, sent[v.Ref])
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d views checked", views))
+	return nil
+}
+
 func releasedDropped(r *checker.Run) error {
 	checked := 0
 	var errs []error
