@@ -12,7 +12,8 @@
 // Mutants are enumerated in file and position order and sampled by -seed, so a pass is
 // reproducible; -list prints the mutants (the sample marked *) without running
 // anything, and -only 12,40 runs the mutants of those numbers (a pass's survivors,
-// say, after adding a check). A mutant that does
+// say, after adding a check). -exclude probe.go,meter.go leaves files out of the pass:
+// workload drivers that live in the protocol package but belong to the test harness. A mutant that does
 // not compile is reported as invalid and not counted. A test run that exceeds -timeout
 // counts as killed (a hang is a detected bug). Exit code: 0 when the pass ran (whatever
 // survived), 2 on bad input.
@@ -66,8 +67,9 @@ var swaps = map[token.Token][]token.Token{
 	token.SUB:  {token.ADD},
 }
 
-// enumerate lists the mutants of every non-test .go file of dir, in order.
-func enumerate(dir string) ([]mutant, error) {
+// enumerate lists the mutants of every non-test .go file of dir not named in exclude
+// (base names), in order.
+func enumerate(dir string, exclude []string) ([]mutant, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func enumerate(dir string) ([]mutant, error) {
 	sort.Strings(files)
 	var out []mutant
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
+		if strings.HasSuffix(f, "_test.go") || slices.Contains(exclude, filepath.Base(f)) {
 			continue
 		}
 		src, err := os.ReadFile(f)
@@ -192,6 +194,7 @@ func main() {
 	timeout := flag.Duration("timeout", 3*time.Minute, "per-mutant test time limit (exceeding it counts as killed)")
 	list := flag.Bool("list", false, "list the mutants (the sampled ones marked *) and exit")
 	only := flag.String("only", "", "run only the mutants `N,N,...` numbered as -list prints them (overrides -n)")
+	exclude := flag.String("exclude", "", "comma-separated `FILES` (base names) not to mutate: workload drivers that are part of the test harness, say")
 	flag.Parse()
 	if *pkg == "" || flag.NArg() > 0 || *n < 0 || *timeout <= 0 {
 		fmt.Fprintln(os.Stderr, "mutate: usage: go run ./internal/mutate -pkg DIR [-test PKGS] [-run REGEXP] [-n N] [-seed S] [-only N,N] [-timeout D] [-list]")
@@ -201,7 +204,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	ms, err := enumerate(dir)
+	var skip []string
+	if *exclude != "" {
+		skip = strings.Split(*exclude, ",")
+	}
+	ms, err := enumerate(dir, skip)
 	if err != nil {
 		fail(err)
 	}
@@ -239,7 +246,11 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Printf("mutate %s: %d mutants in all, running %d (seed %d) against %s -run %q\n", *pkg, len(ms), len(pick), *seed, strings.Join(tests, ","), *runRE)
+	excl := ""
+	if *exclude != "" {
+		excl = " (not " + *exclude + ")"
+	}
+	fmt.Printf("mutate %s%s: %d mutants in all, running %d (seed %d) against %s -run %q\n", *pkg, excl, len(ms), len(pick), *seed, strings.Join(tests, ","), *runRE)
 	counts := map[verdict]int{}
 	var survivors []mutant
 	start := time.Now()

@@ -29,6 +29,14 @@ type Meter struct {
 	Want bool // an access waits for the acquisition
 }
 
+// KindMeterAccess records one access of the meter's client (an access sends at most
+// one "use" message: at once through a live lease, or when the lease it waits for
+// arrives).
+const KindMeterAccess = "meter.access"
+
+// MeterAccess is the value of a KindMeterAccess observation.
+type MeterAccess struct{}
+
 // MeterConfig configures a Meter.
 type MeterConfig struct {
 	Server sim.NodeID
@@ -96,6 +104,7 @@ func (m *Meter) Timer(rt *Runtime, name string) {
 	switch name {
 	case "meter.use":
 		rt.SetTimer("meter.use", m.gap(rt))
+		rt.Observe(KindMeterAccess, MeterAccess{})
 		if rt.Holds(m.Ref) {
 			_ = rt.Send(m.Ref, "use", nil)
 			return

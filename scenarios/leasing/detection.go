@@ -146,7 +146,7 @@ func (d *detector) run(seed uint64, mc *ls.MeterConfig, plan faults.Plan, until 
 	e := newEnv(newGround(plan, names, clocks, d.nw), d.cfg)
 	st := plan.Settled()
 	run := &checker.Run{Result: res, Scenario: "leasing/detection", Settled: st.At, Down: st.Down, Split: st.Split}
-	for _, v := range checker.Evaluate(run, e.leasingProperties()) {
+	for _, v := range checker.Evaluate(run, append(e.leasingProperties(), meterUses)) {
 		if v.Failed() {
 			return nil, fmt.Errorf("leasing/detection: run with seed %d (policy %s, term %v, faults %s) violates %s", seed, mc.Policy, mc.Term, plan, v)
 		}
@@ -397,3 +397,25 @@ func (d *detector) trafficTable(terms []time.Duration, lambda float64, dur time.
 }
 
 func detection(x *scenarios.Exp) ([]*reports.Table, error) { return runDetection(x) }
+
+// meterUses: the meter's client sends one "use" per access at most (an access that
+// finds no live lease waits for the acquisition it starts), so the accesses the
+// traffic table counts are the accesses made.
+var meterUses = checker.Property{Name: "meter/one-use-per-access", Class: checker.Safety, Check: func(r *checker.Run) error {
+	accesses, uses := 0, 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case ls.MeterAccess:
+			accesses++
+		case ls.ObsSend:
+			if v.Method == "use" {
+				uses++
+				if uses > accesses {
+					return fmt.Errorf("%s sent use #%d after %d accesses", r.Final[o.Node].Name, uses, accesses)
+				}
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d uses for %d accesses", uses, accesses))
+	return nil
+}}
