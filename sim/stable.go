@@ -48,6 +48,19 @@ func (s *Storage) Keys() []string {
 	return ks
 }
 
+// All reports whether f holds for every stored record (f sees the value itself: it
+// must not mutate it). The records are visited in no particular order, so use it for
+// order-independent checks only (an invariant over every record, say); Keys gives the
+// order.
+func (s *Storage) All(f func(key string, v any) bool) bool {
+	for k, v := range s.m {
+		if !f(k, v) {
+			return false
+		}
+	}
+	return true
+}
+
 // Peek returns the stored value itself (not a copy); callers must not mutate it.
 // Checkers use it to inspect final stable state.
 func (s *Storage) Peek(key string) (any, bool) {

@@ -93,6 +93,36 @@ func OrchStateOf(st *sim.Storage, s StageID) OrchState {
 	return v.(orchRecord).State
 }
 
-// Running lists the stages whose transaction this node coordinates now (volatile
-// state; for checkers), in order.
-func (n *Node) Running() []StageID { return sortedStages(n.txs) }
+// StoredAtHop reports whether every stage record and prepared Put in st holds the
+// agent at that stage's hop (EO-4), without building Inspect's list (model checkers
+// evaluate it on every state).
+func StoredAtHop(st *sim.Storage) bool {
+	return st.All(func(_ string, v any) bool {
+		switch x := v.(type) {
+		case queueEntry:
+			return x.Agent.Hop == x.Record.ID.Hop
+		case preparedPut:
+			return x.Agent.Hop == x.Record.ID.Hop
+		}
+		return true
+	})
+}
+
+// OrphanTransaction returns a stage whose transaction this node coordinates although
+// the stage is not Active in its input queue, if there is one (EO-2/EO-6 forbid it: a
+// node runs a stage transaction only for an Active stage, and a stage forgotten on
+// FORGET ends it by GIVE_UP). For checkers; the smallest such stage.
+func (n *Node) OrphanTransaction() (StageID, bool) {
+	var orphan StageID
+	found := false
+	for s := range n.txs { // the minimum: independent of the order
+		if _, ok := n.queue[s]; !ok && (!found || stageLess(s, orphan)) {
+			orphan, found = s, true
+		}
+	}
+	return orphan, found
+}
+
+func stageLess(a, b StageID) bool {
+	return a.Agent < b.Agent || (a.Agent == b.Agent && a.Hop < b.Hop)
+}

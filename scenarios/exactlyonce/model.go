@@ -265,14 +265,8 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// leaves no transaction running.
 		model.Always(PropRunning, func(s *model.State) bool {
 			for i := 0; i < s.NumNodes(); i++ {
-				n, ok := s.Node(sim.NodeID(i)).(*eo.Node)
-				if !ok {
-					continue // down
-				}
-				for _, st := range n.Running() {
-					if !slices.ContainsFunc(eo.Inspect(s.Stable(sim.NodeID(i))), func(it eo.StableItem) bool {
-						return it.Kind == eo.StableQueue && it.Stage == st
-					}) {
+				if n, ok := s.Node(sim.NodeID(i)).(*eo.Node); ok {
+					if _, orphan := n.OrphanTransaction(); orphan {
 						return false
 					}
 				}
@@ -283,10 +277,8 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// hop, on every node, crashed ones included.
 		model.Always(PropStored, func(s *model.State) bool {
 			for i := 0; i < s.NumNodes(); i++ {
-				for _, it := range eo.Inspect(s.Stable(sim.NodeID(i))) {
-					if (it.Kind == eo.StableQueue || it.Kind == eo.StablePrepared) && it.AgentHop != it.Stage.Hop {
-						return false
-					}
+				if !eo.StoredAtHop(s.Stable(sim.NodeID(i))) {
+					return false
 				}
 			}
 			return true
