@@ -12,8 +12,9 @@ import (
 // does not: a client asks a peer's far object for a lease of a random pattern (basic,
 // renew-on-call, single-call or keepalive) and term, through a future; it then pings
 // through the lease, renews a basic lease itself when it runs low (client renew), and
-// at the end revokes it (client revoke) or lets it expire; it also tries to renew
-// after revoking, which must be refused. A single-call lease is sometimes pinged twice
+// at the end revokes it (client revoke), expires it (client expire: its listeners
+// run here, the grantor's side ends by its own timer) or lets it expire; it also tries
+// to renew after revoking or expiring, which must be refused. A single-call lease is sometimes pinged twice
 // (the second ping must be dropped, LS-P5). The server side answers pings and
 // sometimes renews, revokes or expires the lease itself.
 //
@@ -69,7 +70,8 @@ type ProbeClient struct {
 	Ref     RefID
 	Req     ProbeReq
 	Sent    int  // pings sent, or renewals requested (keepalive)
-	Revoke  bool // revoke at the end (else let it expire)
+	Revoke  bool // revoke at the end (else expire it or let it expire)
+	Expire  bool // without Revoke: expire it at the end (client-side LS-2 expire)
 	Revoked bool
 }
 
@@ -194,22 +196,32 @@ func (p *Probe) ping(rt *Runtime) {
 		if c.Req.Pattern == "single-call" {
 			continue // ends by itself
 		}
-		if !c.Revoke {
-			rt.Observe(KindIdle, ObsIdle{Lease: id}) // let it expire
-			continue
-		}
-		p.revoke(rt, c)
+		p.end(rt, c)
 	}
 }
 
-// revoke ends a client's lease by a client revoke, then misuses it on purpose.
-func (p *Probe) revoke(rt *Runtime, c *ProbeClient) {
-	if rt.Revoke(c.Ref) != nil {
-		return
+// end ends a client's use of its lease: a client revoke, a client expire, or no
+// operation (it lets the lease expire).
+func (p *Probe) end(rt *Runtime, c *ProbeClient) {
+	switch {
+	case c.Revoke:
+		if rt.Revoke(c.Ref) == nil {
+			p.misuse(rt, c, "renew after revoke")
+		}
+	case c.Expire:
+		if rt.Expire(c.Ref) == nil {
+			p.misuse(rt, c, "renew after expire")
+		}
+	default:
+		rt.Observe(KindIdle, ObsIdle{Lease: c.Ref}) // let it expire
 	}
-	// Misuse on purpose: renewing a revoked lease must be refused.
+}
+
+// misuse renews a lease the client has just ended, on purpose: the runtime must
+// refuse it.
+func (p *Probe) misuse(rt *Runtime, c *ProbeClient, op string) {
 	err := rt.Renew(c.Ref, c.Req.Term)
-	m := ProbeMisuse{Ref: c.Ref, Op: "renew after revoke", Rejected: err != nil}
+	m := ProbeMisuse{Ref: c.Ref, Op: op, Rejected: err != nil}
 	if err != nil {
 		m.Err = err.Error()
 	}
@@ -228,11 +240,7 @@ func (p *Probe) keep(rt *Runtime, ref string) {
 		}
 		if c.Sent >= c.Req.Pings {
 			delete(p.Clients, id)
-			if c.Revoke {
-				p.revoke(rt, c)
-			} else {
-				rt.Observe(KindIdle, ObsIdle{Lease: id}) // let it expire
-			}
+			p.end(rt, c)
 			return
 		}
 		if rt.Renew(id, c.Req.Term) != nil {
@@ -313,7 +321,8 @@ func (p *Probe) Resolved(rt *Runtime, f Future, _ any, refs []RefID) {
 	if err := rt.WhenExpired(id, "probe.client"); err != nil {
 		return
 	}
-	p.Clients[id] = &ProbeClient{Ref: id, Req: req, Revoke: rt.Rand()%2 == 0}
+	r := rt.Rand()
+	p.Clients[id] = &ProbeClient{Ref: id, Req: req, Revoke: r%2 == 0, Expire: r%4 == 1}
 	if req.Pattern == "keepalive" {
 		rt.SetTimer(keepTimer+id.String(), req.Term*3/4)
 	}

@@ -27,7 +27,8 @@ type index struct {
 	renews   map[ls.RefID][]obsOf[ls.ObsRenew]
 	fcalls   map[futKey]obsOf[ls.ObsFuture]
 	fdone    map[futKey][]obsOf[ls.ObsFuture]
-	// idle is when the application abandoned a lease on purpose (its first KindIdle).
+	// idle is when the application abandoned a lease on purpose (its first KindIdle,
+	// or the holder's explicit expire).
 	idle    map[ls.RefID]sim.Time
 	perrors []obsOf[ls.ObsPatternError]
 	// ups lists, per (device, peer), when the device's discovery layer saw the peer
@@ -97,6 +98,11 @@ func buildIndex(r *checker.Run) *index {
 		case ls.ObsEnd:
 			k := sideKey{v.Lease, v.Side}
 			x.ends[k] = append(x.ends[k], obsOf[ls.ObsEnd]{o, v})
+			if _, ok := x.idle[v.Lease]; !ok && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
+				// A client-side expire (LS-2) abandons the lease on purpose like
+				// KindIdle: the grantor's side ends by its own timer.
+				x.idle[v.Lease] = o.Time
+			}
 		case ls.ObsListener:
 			k := sideKey{v.Lease, v.Side}
 			if o.Kind == ls.KindListen {
