@@ -10,7 +10,11 @@
 //	leasing/swarm             N devices moving in and out of range (per-pair on/off
 //	                          processes drawn from the seed, some devices leaving for
 //	                          good), drifting clocks and clock steps, the music player and
-//	                          the probe application (every lease pattern and operation)
+//	                          the probe application (every lease pattern and operation,
+//	                          client-side expire included); on half the seeds asymmetric
+//	                          discovery neighbourhoods (-p neighbourhood=all turns them
+//	                          off): a device discovers a peer it does not beacon to
+//	                          when it first hears from it
 //	leasing/detection         the measurements (experiment, CSV with --out)
 //
 // Model: "leasing" (simrun check leasing), see model.go.

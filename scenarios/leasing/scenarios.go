@@ -43,6 +43,7 @@ var swarmParams = append(slices.Clone(runtimeParams),
 	scenarios.Param{Name: "skews", Default: "3", Help: "clock skews, limit"},
 	scenarios.Param{Name: "max-step", Default: "10ms", Help: "largest clock step of a skew"},
 	scenarios.Param{Name: "probe", Default: "1.5s", Help: "probe period (0 = no probe application)"},
+	scenarios.Param{Name: "neighbourhood", Default: "drawn", Help: "configured discovery neighbourhoods: all (every device beacons to every other) or drawn (on half the seeds each device leaves each other out with probability 1/3 and discovers it when it hears from it)"},
 )
 
 func init() {
@@ -383,9 +384,13 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 	bound := 2*term + again + pc.Retry + 2*time.Second
 	st := plan.Settled()
 	until := sim.Time(max(time.Duration(st.At), horizon) + bound + time.Second)
+	cfgs, err := neighbourhoods(b.Seed, cfg, n, p.String("neighbourhood"))
+	if err != nil {
+		return nil, err
+	}
 	nodes := make([]sim.NodeSpec, n)
 	for i := range nodes {
-		nodes[i] = sim.NodeSpec{Name: names[i], New: ls.NewDevice(cfg, func() ls.App {
+		nodes[i] = sim.NodeSpec{Name: names[i], New: ls.NewDevice(cfgs[i], func() ls.App {
 			return &ls.Mux{Apps: []ls.App{&ls.Player{Cfg: pc}, &ls.Probe{Cfg: prc}},
 				Prefixes: [][]string{{"mp.", "openSession"}, {"probe."}}}
 		})}
@@ -397,6 +402,56 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 		Properties: props,
 		Metrics:    func(res *sim.Result) any { return musicMetrics(res) },
 	}, nil
+}
+
+// neighbourhoods returns each device's runtime configuration: cfg itself, or, with
+// mode drawn, on half the seeds copies whose configured neighbourhoods (the peers the
+// discovery layer beacons to) are asymmetric: for each pair of devices, with
+// probability 1/3 one of them (drawn) leaves the other out — never both, so every pair
+// can still discover each other. The device left out is discovered when it is first
+// heard from (the runtime's path for "a node outside the configured neighbourhood").
+func neighbourhoods(seed uint64, cfg *ls.Config, n int, mode string) ([]*ls.Config, error) {
+	cfgs := make([]*ls.Config, n)
+	for i := range cfgs {
+		cfgs[i] = cfg
+	}
+	switch mode {
+	case "all":
+		return cfgs, nil
+	case "drawn":
+	default:
+		return nil, inputf("parameter neighbourhood=%q: want all or drawn", mode)
+	}
+	r := sim.Stream(seed, "leasing-neighbourhood")
+	if r.IntN(2) == 0 {
+		return cfgs, nil
+	}
+	out := make([][]bool, n) // out[i][j]: device i leaves j out
+	for i := range out {
+		out[i] = make([]bool, n)
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if r.IntN(3) == 0 {
+				if r.IntN(2) == 0 {
+					out[i][j] = true
+				} else {
+					out[j][i] = true
+				}
+			}
+		}
+	}
+	for i := range cfgs {
+		c := *cfg
+		c.Peers = nil
+		for j := 0; j < n; j++ {
+			if !out[i][j] {
+				c.Peers = append(c.Peers, sim.NodeID(j))
+			}
+		}
+		cfgs[i] = &c
+	}
+	return cfgs, nil
 }
 
 // swarmLiveness: after the devices stop moving, every two devices that are both still
