@@ -18,6 +18,9 @@ import (
 // (the second ping must be dropped, LS-P5). The server side answers pings and
 // sometimes renews, revokes or expires the lease itself.
 //
+// A faulty lease runs ProbeFaulty, a custom pattern that panics from the second
+// message on: the runtime's containment of user patterns is exercised.
+//
 // A keepalive lease is a quiet one that must stay alive: a basic lease through which
 // the client sends nothing but renewal requests, on a fixed schedule (every three
 // quarters of the term from when it got the lease, Pings times), never looking at its
@@ -110,8 +113,30 @@ func probePattern(name string) Interceptor {
 		return RenewOnCall{}
 	case "single-call":
 		return SingleCall{}
+	case "faulty":
+		return ProbeFaulty{}
 	}
 	return Basic{} // basic, keepalive
+}
+
+// ProbeFaultyName names ProbeFaulty in observations.
+const ProbeFaultyName = "probe/faulty"
+
+// ProbeFaulty is a deliberately faulty custom pattern (LS-3 patterns are user code):
+// renew-on-call for the first message of a reference, a panic from the second on. The
+// runtime must contain it: the panic is observed as a pattern error and the lease
+// expires at both sides, the device staying up.
+type ProbeFaulty struct{}
+
+// Name implements Interceptor.
+func (ProbeFaulty) Name() string { return ProbeFaultyName }
+
+// Receive implements Interceptor.
+func (ProbeFaulty) Receive(l *LeaseCtl) {
+	if l.Seq() >= 2 {
+		panic("probe: a deliberately faulty pattern")
+	}
+	RenewOnCall{}.Receive(l)
 }
 
 // Start implements App.
@@ -141,7 +166,7 @@ func (p *Probe) tick(rt *Runtime) {
 	}
 	r := rt.Rand()
 	peer := up[r%uint64(len(up))]
-	req := ProbeReq{Pattern: []string{"basic", "renew-on-call", "single-call", "keepalive"}[(r>>8)%4]}
+	req := ProbeReq{Pattern: []string{"basic", "renew-on-call", "single-call", "keepalive", "faulty"}[(r>>8)%5]}
 	span := uint64(p.Cfg.TermMax-p.Cfg.TermMin) + 1
 	req.Term = p.Cfg.TermMin + time.Duration((r>>16)%span)
 	req.Pings = 1 + int((r>>40)%uint64(p.Cfg.MaxPings))

@@ -569,12 +569,24 @@ func (e *env) futures(r *checker.Run) error {
 // pattern had forwarded it first).
 func (e *env) patterns(r *checker.Run) error {
 	x := e.li.get(r)
-	if len(x.perrors) == 0 {
-		return nil
+	contained := 0
+	for _, p := range x.perrors {
+		if p.V.Pattern != ls.ProbeFaultyName {
+			return fmt.Errorf("custom pattern %q panicked on lease %s at %v: %s (%d pattern errors; the lease expired at both sides)",
+				p.V.Pattern, p.V.Lease, p.Time, p.V.Panic, len(x.perrors))
+		}
+		// The probe's deliberately faulty pattern: the runtime contains the panic by
+		// expiring the lease's grantor side in the same step (the holder learns it
+		// like any expiry).
+		if !slices.ContainsFunc(x.ends[sideKey{p.V.Lease, ls.Server}], func(en obsOf[ls.ObsEnd]) bool {
+			return en.V.How == ls.Expired && en.V.Cause == "pattern-panic" && en.Time == p.Time && en.Node == p.Node
+		}) {
+			return fmt.Errorf("the probe's faulty pattern panicked on lease %s at %v, but the lease did not expire there and then (containment, LS-3)", p.V.Lease, p.Time)
+		}
+		contained++
 	}
-	p := x.perrors[0]
-	return fmt.Errorf("custom pattern %q panicked on lease %s at %v: %s (%d pattern errors; the lease expired at both sides)",
-		p.V.Pattern, p.V.Lease, p.Time, p.V.Panic, len(x.perrors))
+	r.Note(fmt.Sprintf("%d deliberate pattern panics checked: contained", contained))
+	return nil
 }
 
 // LS-2: renewing a revoked lease is refused (the probe tries it on purpose).
