@@ -14,44 +14,68 @@ import (
 // index is one run's observations, grouped by lease and reference, built once per run
 // and shared by every property of that run.
 type index struct {
-	r        *checker.Run
-	grants   map[ls.RefID]obsOf[ls.ObsGrant]
-	resolves map[ls.RefID]obsOf[ls.ObsResolve]
-	ends     map[sideKey][]obsOf[ls.ObsEnd]
-	listens  map[sideKey][]string
-	fired    map[sideKey][]obsOf[ls.ObsListener]
-	sends    map[ls.RefID][]obsOf[ls.ObsSend]
-	recvs    map[ls.RefID][]obsOf[ls.ObsRecv]
-	drops    map[ls.RefID][]obsOf[ls.ObsDrop]
-	forwards map[ls.RefID][]obsOf[ls.ObsForward]
-	renews   map[ls.RefID][]obsOf[ls.ObsRenew]
-	fcalls   map[futKey]obsOf[ls.ObsFuture]
-	fdone    map[futKey][]obsOf[ls.ObsFuture]
-	// idle is when the application abandoned a lease on purpose (its first KindIdle,
-	// or the holder's explicit expire).
-	idle    map[ls.RefID]sim.Time
+	r *checker.Run
+	// by holds each lease's (and each reference's) observations: one map lookup per
+	// observation and per lease a property visits (see lease).
+	by      map[ls.RefID]*leaseObs
+	fcalls  map[futKey]obsOf[ls.ObsFuture]
+	fdone   map[futKey][]obsOf[ls.ObsFuture]
 	perrors []obsOf[ls.ObsPatternError]
 	// ups lists, per (device, peer), when the device's discovery layer saw the peer
 	// come (back) in range.
 	ups map[[2]sim.NodeID][]obsOf[ls.ObsPeer]
-	// maxTerm is the longest lease period of the run: terms, renewal times, due times;
-	// period is each lease's own longest period (its term and every renewal time
-	// requested or granted; a future's lease has its due time as term).
+	// maxTerm is the longest lease period of the run: terms, renewal times, due times.
 	maxTerm time.Duration
-	period  map[ls.RefID]time.Duration
 	leases  []ls.RefID // every granted lease, in order
 	refs    []ls.RefID // every reference that carried a message, in order
+}
+
+// leaseObs is one lease's (or reference's) observations.
+type leaseObs struct {
+	grant    obsOf[ls.ObsGrant]
+	resolve  obsOf[ls.ObsResolve]
+	resolved bool
+	ends     [2][]obsOf[ls.ObsEnd] // by side (sideIdx)
+	listens  [2][]string
+	fired    [2][]obsOf[ls.ObsListener]
+	sends    []obsOf[ls.ObsSend]
+	recvs    []obsOf[ls.ObsRecv]
+	drops    []obsOf[ls.ObsDrop]
+	forwards []obsOf[ls.ObsForward]
+	renews   []obsOf[ls.ObsRenew]
+	// idle is when the application abandoned the lease on purpose (its first
+	// KindIdle, or the holder's explicit expire); idled says there is one.
+	idle  sim.Time
+	idled bool
+	// period is the lease's longest period: its term and every renewal time
+	// requested or granted (a future's lease has its due time as term).
+	period time.Duration
+	seen   bool // in refs
+}
+
+// noObs is what lease returns for a lease without observations (read only).
+var noObs = &leaseObs{}
+
+// lease returns the observations of a lease or reference (never nil; read only).
+func (x *index) lease(id ls.RefID) *leaseObs {
+	if l := x.by[id]; l != nil {
+		return l
+	}
+	return noObs
+}
+
+// sideIdx indexes leaseObs's per-side lists.
+func sideIdx(s ls.Side) int {
+	if s == ls.Client {
+		return 1
+	}
+	return 0
 }
 
 // obsOf is an observation with its typed value.
 type obsOf[T any] struct {
 	sim.Observation
 	V T
-}
-
-type sideKey struct {
-	Lease ls.RefID
-	Side  ls.Side
 }
 
 type futKey struct {
@@ -62,73 +86,78 @@ type futKey struct {
 
 func buildIndex(r *checker.Run) *index {
 	x := &index{
-		r:        r,
-		grants:   map[ls.RefID]obsOf[ls.ObsGrant]{},
-		resolves: map[ls.RefID]obsOf[ls.ObsResolve]{},
-		ends:     map[sideKey][]obsOf[ls.ObsEnd]{},
-		listens:  map[sideKey][]string{},
-		fired:    map[sideKey][]obsOf[ls.ObsListener]{},
-		sends:    map[ls.RefID][]obsOf[ls.ObsSend]{},
-		recvs:    map[ls.RefID][]obsOf[ls.ObsRecv]{},
-		drops:    map[ls.RefID][]obsOf[ls.ObsDrop]{},
-		forwards: map[ls.RefID][]obsOf[ls.ObsForward]{},
-		renews:   map[ls.RefID][]obsOf[ls.ObsRenew]{},
-		fcalls:   map[futKey]obsOf[ls.ObsFuture]{},
-		fdone:    map[futKey][]obsOf[ls.ObsFuture]{},
-		idle:     map[ls.RefID]sim.Time{},
-		period:   map[ls.RefID]time.Duration{},
-		ups:      map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
+		r:      r,
+		by:     map[ls.RefID]*leaseObs{},
+		fcalls: map[futKey]obsOf[ls.ObsFuture]{},
+		fdone:  map[futKey][]obsOf[ls.ObsFuture]{},
+		ups:    map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
 	}
-	seenRef := map[ls.RefID]bool{}
-	ref := func(id ls.RefID) {
-		if !seenRef[id] {
-			seenRef[id] = true
+	get := func(id ls.RefID) *leaseObs {
+		l := x.by[id]
+		if l == nil {
+			l = &leaseObs{}
+			x.by[id] = l
+		}
+		return l
+	}
+	ref := func(id ls.RefID, l *leaseObs) {
+		if !l.seen {
+			l.seen = true
 			x.refs = append(x.refs, id)
 		}
 	}
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case ls.ObsGrant:
-			x.grants[v.Lease] = obsOf[ls.ObsGrant]{o, v}
+			l := get(v.Lease)
+			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
 			x.maxTerm = max(x.maxTerm, v.Term)
-			x.period[v.Lease] = max(x.period[v.Lease], v.Term)
+			l.period = max(l.period, v.Term)
 		case ls.ObsResolve:
-			x.resolves[v.Lease] = obsOf[ls.ObsResolve]{o, v}
+			l := get(v.Lease)
+			l.resolve, l.resolved = obsOf[ls.ObsResolve]{o, v}, true
 		case ls.ObsEnd:
-			k := sideKey{v.Lease, v.Side}
-			x.ends[k] = append(x.ends[k], obsOf[ls.ObsEnd]{o, v})
-			if _, ok := x.idle[v.Lease]; !ok && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
+			l := get(v.Lease)
+			i := sideIdx(v.Side)
+			l.ends[i] = append(l.ends[i], obsOf[ls.ObsEnd]{o, v})
+			if !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
 				// A client-side expire (LS-2) abandons the lease on purpose like
 				// KindIdle: the grantor's side ends by its own timer.
-				x.idle[v.Lease] = o.Time
+				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsListener:
-			k := sideKey{v.Lease, v.Side}
+			l := get(v.Lease)
+			i := sideIdx(v.Side)
 			if o.Kind == ls.KindListen {
-				x.listens[k] = append(x.listens[k], v.Tag)
+				l.listens[i] = append(l.listens[i], v.Tag)
 			} else {
-				x.fired[k] = append(x.fired[k], obsOf[ls.ObsListener]{o, v})
+				l.fired[i] = append(l.fired[i], obsOf[ls.ObsListener]{o, v})
 			}
 		case ls.ObsSend:
-			x.sends[v.Ref] = append(x.sends[v.Ref], obsOf[ls.ObsSend]{o, v})
-			ref(v.Ref)
+			l := get(v.Ref)
+			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, v})
+			ref(v.Ref, l)
 			if v.Op == ls.OpRenew {
 				x.maxTerm = max(x.maxTerm, v.D)
-				x.period[v.Ref] = max(x.period[v.Ref], v.D)
+				l.period = max(l.period, v.D)
 			}
 		case ls.ObsRecv:
-			x.recvs[v.Ref] = append(x.recvs[v.Ref], obsOf[ls.ObsRecv]{o, v})
-			ref(v.Ref)
+			l := get(v.Ref)
+			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, v})
+			ref(v.Ref, l)
 		case ls.ObsDrop:
-			x.drops[v.Ref] = append(x.drops[v.Ref], obsOf[ls.ObsDrop]{o, v})
+			l := get(v.Ref)
+			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, v})
 		case ls.ObsForward:
-			x.forwards[v.Ref] = append(x.forwards[v.Ref], obsOf[ls.ObsForward]{o, v})
+			l := get(v.Ref)
+			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, v})
 		case ls.ObsRenew:
-			x.renews[v.Lease] = append(x.renews[v.Lease], obsOf[ls.ObsRenew]{o, v})
+			l := get(v.Lease)
+			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, v})
 			if v.Ok {
 				x.maxTerm = max(x.maxTerm, v.D)
-				x.period[v.Lease] = max(x.period[v.Lease], v.D)
+				l.period = max(l.period, v.D)
 			}
 		case ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
@@ -139,8 +168,8 @@ func buildIndex(r *checker.Run) *index {
 				x.fdone[k] = append(x.fdone[k], obsOf[ls.ObsFuture]{o, v})
 			}
 		case ls.ObsIdle:
-			if _, ok := x.idle[v.Lease]; !ok {
-				x.idle[v.Lease] = o.Time
+			if l := get(v.Lease); !l.idled {
+				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsPatternError:
 			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, v})
@@ -169,7 +198,7 @@ func (l *lazyIndex) get(r *checker.Run) *index {
 
 // firstEnd returns the first end of a lease side.
 func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
-	es := x.ends[sideKey{id, s}]
+	es := x.lease(id).ends[sideIdx(s)]
 	if len(es) == 0 {
 		return obsOf[ls.ObsEnd]{}, false
 	}

@@ -154,12 +154,13 @@ func leaseOps(x *index) []checker.Operation {
 	var ops []checker.Operation
 	for _, id := range x.leases {
 		key := id.String()
-		g := x.grants[id]
+		l := x.lease(id)
+		g := l.grant
 		ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinGrant, Term: g.V.Term},
 			Output: LinOut{At: g.V.At, Ok: true, After: g.V.Deadline}, Call: g.Index, Return: g.Index})
-		recvs := x.recvs[id]
-		drops := x.drops[id]
-		for i, s := range x.sends[id] {
+		recvs := l.recvs
+		drops := l.drops
+		for i, s := range l.sends {
 			op := checker.Operation{Key: key, Client: 1, Input: LinIn{Kind: LinDeliver, Seq: s.V.Seq}, Call: s.Index, Pending: true}
 			if i < len(recvs) {
 				rv := recvs[i]
@@ -174,11 +175,11 @@ func leaseOps(x *index) []checker.Operation {
 			}
 			ops = append(ops, op)
 		}
-		for _, rn := range x.renews[id] {
+		for _, rn := range l.renews {
 			ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinRenew, D: rn.V.D},
 				Output: LinOut{At: rn.V.At, Ok: rn.V.Ok, Before: rn.V.Before, After: rn.V.After}, Call: rn.Index, Return: rn.Index})
 		}
-		for _, en := range x.ends[sideKey{id, ls.Server}] {
+		for _, en := range l.ends[sideIdx(ls.Server)] {
 			ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinEnd, How: en.V.How, Cause: en.V.Cause},
 				Output: LinOut{At: en.V.At, Ok: true}, Call: en.Index, Return: en.Index})
 		}

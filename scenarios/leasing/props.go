@@ -157,14 +157,15 @@ func releasedDropped(r *checker.Run) error {
 func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 	x := e.li.get(r)
 	for _, id := range x.leases {
-		g := x.grants[id]
+		g := x.lease(id).grant
 		end := int64(math.MaxInt64)
 		var how string
 		if se, ok := x.firstEnd(id, ls.Server); ok {
 			end, how = se.Index, fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time)
 		}
 		dl := g.Local.Add(g.V.Term)
-		renews, recvs, fwds := x.renews[id], x.recvs[id], x.forwards[id]
+		l := x.lease(id)
+		renews, recvs, fwds := l.renews, l.recvs, l.forwards
 		// Walk the grantor's renewals, takes and forwards in history order.
 		for ri, vi, fi := 0, 0, 0; vi < len(recvs) || fi < len(fwds); {
 			next := int64(math.MaxInt64)
@@ -218,14 +219,14 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 				return err
 			}
 		}
-		rs, resolved := x.resolves[id]
+		rs, resolved := x.lease(id).resolve, x.lease(id).resolved
 		if !resolved {
 			continue
 		}
 		se, sEnded := x.firstEnd(id, ls.Server)
 		ce, cEnded := x.firstEnd(id, ls.Client)
 		if sEnded {
-			by := se.Time.Add(e.bsc(x.period[id], se.V.Left))
+			by := se.Time.Add(e.bsc(x.lease(id).period, se.V.Left))
 			if !(cEnded && ce.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Holder, rs.Time, by) {
 				return fmt.Errorf("lease %s: server side %s (%s) at %v but the client side %s, not by %v (bound %v)",
 					id, se.V.How, se.V.Cause, se.Time, endedAt(ce, cEnded), by, by.Sub(se.Time))
@@ -242,8 +243,8 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 			}
 		}
 		if cEnded {
-			by := ce.Time.Add(e.bcs(x.period[id]))
-			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, x.grants[id].Time, by) {
+			by := ce.Time.Add(e.bcs(x.lease(id).period))
+			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, x.lease(id).grant.Time, by) {
 				return fmt.Errorf("lease %s: client side %s (%s) at %v but the server side %s, not by %v (bound %v)",
 					id, ce.V.How, ce.V.Cause, ce.Time, endedAt(se, sEnded), by, by.Sub(ce.Time))
 			}
@@ -313,7 +314,7 @@ func (e *env) sameWay(x *index, id ls.RefID, se, ce obsOf[ls.ObsEnd]) error {
 // loss burst or crash) for a latency after t and the holder's side was still there
 // (its timer had not fired by t + lmax).
 func (e *env) notEarly(x *index, id ls.RefID, ce obsOf[ls.ObsEnd]) error {
-	g := x.grants[id]
+	g := x.lease(id).grant
 	pair := e.g.pair(id.Grantor, id.Holder)
 	check := func(t sim.Time, left time.Duration, what string) error {
 		earliest := t.Add(left - e.g.skewOf(left) - 2*e.g.steps - time.Millisecond)
@@ -327,7 +328,7 @@ func (e *env) notEarly(x *index, id ls.RefID, ce obsOf[ls.ObsEnd]) error {
 		return err
 	}
 	dl := g.Local.Add(g.V.Term)
-	for _, rn := range x.renews[id] {
+	for _, rn := range x.lease(id).renews {
 		if !rn.V.Ok {
 			continue
 		}
@@ -351,8 +352,8 @@ func endedAt(o obsOf[ls.ObsEnd], ok bool) string {
 }
 
 func (e *env) listenersOnce(r *checker.Run, x *index, id ls.RefID, side ls.Side) error {
-	k := sideKey{id, side}
-	ends, fired := x.ends[k], x.fired[k]
+	l, k := x.lease(id), sideIdx(side)
+	ends, fired := l.ends[k], l.fired[k]
 	if len(ends) > 1 {
 		return fmt.Errorf("lease %s: %s side ended %d times (%s at %v, then %s at %v)", id, side, len(ends), ends[0].V.How, ends[0].Time, ends[1].V.How, ends[1].Time)
 	}
@@ -373,7 +374,7 @@ func (e *env) listenersOnce(r *checker.Run, x *index, id ls.RefID, side ls.Side)
 	if side == ls.Client {
 		node = id.Holder
 	}
-	want := slices.Clone(x.listens[k])
+	want := slices.Clone(l.listens[k])
 	got := make([]string, 0, len(fired))
 	for _, f := range fired {
 		got = append(got, f.V.Tag)
@@ -399,7 +400,7 @@ func (e *env) transientTolerance(r *checker.Run) error {
 	x := e.li.get(r)
 	flush := e.flush()
 	for _, id := range x.refs {
-		sends, recvs := x.sends[id], x.recvs[id]
+		sends, recvs := x.lease(id).sends, x.lease(id).recvs
 		for i, rv := range recvs {
 			if rv.V.Seq != int64(i+1) {
 				return fmt.Errorf("reference %s: took message #%d in position %d (order broken)", id, rv.V.Seq, i+1)
@@ -412,7 +413,7 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			}
 		}
 		fwd := map[int64]bool{}
-		for _, f := range x.forwards[id] {
+		for _, f := range x.lease(id).forwards {
 			if fwd[f.V.Seq] {
 				return fmt.Errorf("reference %s: message #%d processed twice", id, f.V.Seq)
 			}
@@ -444,7 +445,7 @@ func (e *env) transientTolerance(r *checker.Run) error {
 		}
 	}
 	for _, id := range x.leases {
-		period := x.period[id]
+		period := x.lease(id).period
 		m := e.margin(period)
 		w := e.g.stretch(period) + m
 		for _, side := range []ls.Side{ls.Server, ls.Client} {
@@ -452,12 +453,12 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			if !ok || end.V.How != ls.Expired || end.V.Cause != "timer" {
 				continue
 			}
-			if at, idle := x.idle[id]; idle && at <= end.Time {
+			if l := x.lease(id); l.idled && l.idle <= end.Time {
 				continue // abandoned on purpose before it expired
 			}
 			if !overlaps(e.g.pair(id.Grantor, id.Holder), end.Time.Add(-w), end.Time) {
 				return fmt.Errorf("lease %s (%s, %s): %s side expired at %v though its devices stayed in range since %v (its lease period %v plus margin %v): a false expiry",
-					id, x.grants[id].V.Object, x.grants[id].V.Pattern, side, end.Time, end.Time.Add(-w), period, m)
+					id, x.lease(id).grant.V.Object, x.lease(id).grant.V.Pattern, side, end.Time, end.Time.Add(-w), period, m)
 			}
 		}
 	}
@@ -524,16 +525,16 @@ func (e *env) singleCall(r *checker.Run) error {
 		r.Note(fmt.Sprintf("%d single-call leases checked, %d received a second message", checked, second))
 	}()
 	for _, id := range x.leases {
-		if x.grants[id].V.Pattern != "single-call" {
+		if x.lease(id).grant.V.Pattern != "single-call" {
 			continue
 		}
 		checked++
-		if len(x.recvs[id])+len(x.drops[id]) > 1 { // received (processed or not) or dropped at the grantor
+		if len(x.lease(id).recvs)+len(x.lease(id).drops) > 1 { // received (processed or not) or dropped at the grantor
 			second++
 		}
-		if fs := x.forwards[id]; len(fs) > 1 {
+		if fs := x.lease(id).forwards; len(fs) > 1 {
 			return fmt.Errorf("single-call lease %s (%s) processed %d messages (%s#%d at %v, then %s#%d at %v)",
-				id, x.grants[id].V.Object, len(fs), fs[0].V.Method, fs[0].V.Seq, fs[0].Time, fs[1].V.Method, fs[1].V.Seq, fs[1].Time)
+				id, x.lease(id).grant.V.Object, len(fs), fs[0].V.Method, fs[0].V.Seq, fs[0].Time, fs[1].V.Method, fs[1].V.Seq, fs[1].Time)
 		}
 	}
 	return nil
@@ -578,7 +579,7 @@ func (e *env) patterns(r *checker.Run) error {
 		// The probe's deliberately faulty pattern: the runtime contains the panic by
 		// expiring the lease's grantor side in the same step (the holder learns it
 		// like any expiry).
-		if !slices.ContainsFunc(x.ends[sideKey{p.V.Lease, ls.Server}], func(en obsOf[ls.ObsEnd]) bool {
+		if !slices.ContainsFunc(x.lease(p.V.Lease).ends[sideIdx(ls.Server)], func(en obsOf[ls.ObsEnd]) bool {
 			return en.V.How == ls.Expired && en.V.Cause == "pattern-panic" && en.Time == p.Time && en.Node == p.Node
 		}) {
 			return fmt.Errorf("the probe's faulty pattern panicked on lease %s at %v, but the lease did not expire there and then (containment, LS-3)", p.V.Lease, p.Time)

@@ -236,7 +236,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 			for _, id := range x.leases {
 				for _, side := range []ls.Side{ls.Server, ls.Client} {
 					if en, ok := x.firstEnd(id, side); ok && en.V.How == ls.Expired {
-						return fmt.Errorf("lease %s (%s) expired at its %s side at %v although every disconnection was transient", id, x.grants[id].V.Object, side, en.Time)
+						return fmt.Errorf("lease %s (%s) expired at its %s side at %v although every disconnection was transient", id, x.lease(id).grant.V.Object, side, en.Time)
 					}
 				}
 			}
@@ -280,7 +280,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 				if !cleaned[id] {
 					return fmt.Errorf("session %s expired at %v but %s kept the partial library", id, se.Time, r.Final[s.To].Name)
 				}
-				if _, resolved := x.resolves[id]; resolved {
+				if x.lease(id).resolved {
 					if ce, ok := x.firstEnd(id, ls.Client); !ok || ce.V.How != ls.Expired {
 						return fmt.Errorf("session %s: the initiator's side did not expire (%v)", id, endedAt(ce, ok))
 					}
