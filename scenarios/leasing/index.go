@@ -54,7 +54,11 @@ type leaseObs struct {
 }
 
 // noObs is what lease returns for a lease without observations (read only).
-var noObs = &leaseObs{}
+var noObs = newLeaseObs()
+
+func newLeaseObs() *leaseObs {
+	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: obsOf[ls.ObsResolve]{Observation: noObservation}}
+}
 
 // lease returns the observations of a lease or reference (never nil; read only).
 func (x *index) lease(id ls.RefID) *leaseObs {
@@ -72,11 +76,16 @@ func sideIdx(s ls.Side) int {
 	return 0
 }
 
-// obsOf is an observation with its typed value.
+// obsOf is an observation with its typed value. It points into the run's history
+// (which no check changes) rather than copying the observation into every list.
 type obsOf[T any] struct {
-	sim.Observation
+	*sim.Observation
 	V T
 }
+
+// noObservation stands for a missing observation (a lease never granted, say), so
+// an obsOf's fields read as zero instead of panicking.
+var noObservation = &sim.Observation{}
 
 type futKey struct {
 	Node sim.NodeID
@@ -95,7 +104,7 @@ func buildIndex(r *checker.Run) *index {
 	get := func(id ls.RefID) *leaseObs {
 		l := x.by[id]
 		if l == nil {
-			l = &leaseObs{}
+			l = newLeaseObs()
 			x.by[id] = l
 		}
 		return l
@@ -106,7 +115,9 @@ func buildIndex(r *checker.Run) *index {
 			x.refs = append(x.refs, id)
 		}
 	}
-	for _, o := range r.History() {
+	h := r.History()
+	for i := range h {
+		o := &h[i]
 		switch v := o.Value.(type) {
 		case ls.ObsGrant:
 			l := get(v.Lease)
@@ -200,7 +211,7 @@ func (l *lazyIndex) get(r *checker.Run) *index {
 func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
 	es := x.lease(id).ends[sideIdx(s)]
 	if len(es) == 0 {
-		return obsOf[ls.ObsEnd]{}, false
+		return obsOf[ls.ObsEnd]{Observation: noObservation}, false
 	}
 	return es[0], true
 }
