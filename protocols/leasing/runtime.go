@@ -407,8 +407,9 @@ func (rt *Runtime) finish() {
 		rt.app.Released(rt, Release{Lease: r.Lease, Side: r.Side, How: r.How, Object: r.Object})
 	}
 	rt.releases = nil
-	rt.arm("lease", rt.nextDeadline(), &rt.LeaseT)
-	rt.arm("rto", rt.nextRto(), &rt.RtoT)
+	lease, rto := rt.nextTimers()
+	rt.arm("lease", lease, &rt.LeaseT)
+	rt.arm("rto", rto, &rt.RtoT)
 	rt.arm("silence", rt.nextSilence(), &rt.SilenceT)
 	if len(rt.Async) > 0 && !rt.AsyncArmed {
 		rt.out.SetTimer("async", 0)
@@ -669,23 +670,27 @@ func (rt *Runtime) timeout(id sim.TimerID) {
 	}
 }
 
-// nextDeadline is the earliest lease deadline of either side.
-func (rt *Runtime) nextDeadline() armed {
-	var a armed
+// nextTimers returns the earliest lease deadline of either side and the earliest
+// retransmission time, in one pass over the imports (finish runs after every input).
+func (rt *Runtime) nextTimers() (lease, rto armed) {
 	for _, ex := range rt.Exports {
 		if ex.Pattern != nil && ex.Ended == Live {
-			a.earliest(rt.expiry(ex))
+			lease.earliest(rt.expiry(ex))
 		}
 	}
 	if len(rt.TombOrder) > 0 {
-		a.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
 	}
+	frozen := rt.Cfg.Broken.ClientNeverExpires
 	for _, im := range rt.Imports {
-		if !im.ID.Far() && !rt.clientFrozen(im) {
-			a.earliest(im.Deadline)
+		if !im.ID.Far() && !(frozen && rt.clientFrozen(im)) {
+			lease.earliest(im.Deadline)
+		}
+		if im.RtoOn {
+			rto.earliest(im.RtoAt)
 		}
 	}
-	return a
+	return lease, rto
 }
 
 // clientFrozen is the broken variant whose holder timer stops while disconnected.
@@ -968,16 +973,6 @@ func (rt *Runtime) onAck(a Ack) {
 }
 
 // ---- sending ----
-
-func (rt *Runtime) nextRto() armed {
-	var a armed
-	for _, im := range rt.Imports {
-		if im.RtoOn {
-			a.earliest(im.RtoAt)
-		}
-	}
-	return a
-}
 
 func (rt *Runtime) retransmitDue() {
 	var due []RefID
