@@ -203,22 +203,53 @@ func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Oper
 // witnessedKeys returns the operations of the keys that still need a search, and how
 // many keys their witnessed points (Operation.At) proved linearizable.
 func witnessedKeys(modelFor func(key string) porcupine.Model, ops []Operation) (search []Operation, proved int) {
-	byKey := map[string][]Operation{}
 	var order []string
-	for _, o := range ops {
-		if _, ok := byKey[o.Key]; !ok {
-			order = append(order, o.Key)
+	var groups [][]Operation
+	if runs, ok := keyRuns(ops); ok {
+		// Each key's operations are contiguous (the usual way histories are built,
+		// key by key): its run is a subslice, nothing is copied.
+		for _, r := range runs {
+			order, groups = append(order, ops[r[0]].Key), append(groups, ops[r[0]:r[1]])
 		}
-		byKey[o.Key] = append(byKey[o.Key], o)
+	} else {
+		byKey := map[string]int{}
+		for _, o := range ops {
+			i, ok := byKey[o.Key]
+			if !ok {
+				i = len(order)
+				byKey[o.Key] = i
+				order, groups = append(order, o.Key), append(groups, nil)
+			}
+			groups[i] = append(groups[i], o)
+		}
 	}
-	for _, k := range order {
-		if witnessed(modelFor(k), byKey[k]) {
+	for i, k := range order {
+		if witnessed(modelFor(k), groups[i]) {
 			proved++
 			continue
 		}
-		search = append(search, byKey[k]...)
+		search = append(search, groups[i]...)
 	}
 	return search, proved
+}
+
+// keyRuns returns the [start, end) runs of equal keys of ops, and whether every key
+// has one run only (its operations are contiguous).
+func keyRuns(ops []Operation) (runs [][2]int, ok bool) {
+	done := map[string]bool{}
+	for i := 0; i < len(ops); {
+		j := i + 1
+		for j < len(ops) && ops[j].Key == ops[i].Key {
+			j++
+		}
+		if done[ops[i].Key] {
+			return nil, false
+		}
+		done[ops[i].Key] = true
+		runs = append(runs, [2]int{i, j})
+		i = j
+	}
+	return runs, true
 }
 
 // witnessed reports whether one key's operations are linearizable in the order of

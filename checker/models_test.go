@@ -316,3 +316,30 @@ func TestWitnessedPoints(t *testing.T) {
 		t.Fatalf("points outside their operations: %s", res.Result)
 	}
 }
+
+// witnessedKeys groups operations by key whether each key's operations are contiguous
+// (subslices, nothing copied) or interleaved: the same keys proved, the same
+// operations left to search, in the same order.
+func TestWitnessedKeysGrouping(t *testing.T) {
+	modelFor := func(string) porcupine.Model { return Counters() }
+	mk := func(key string, i int64, ret int64) Operation {
+		o := op(int(i), 10*i, 10*i+1, CounterInput{Op: CounterAdd, Key: key, Delta: 1}, ret)
+		o.Key, o.At = key, 10*i
+		return o
+	}
+	// keys a and b replay (each add returns its running count); c does not (its
+	// second add returns 5).
+	contiguous := []Operation{mk("a", 1, 1), mk("a", 2, 2), mk("b", 3, 1), mk("c", 4, 1), mk("c", 5, 5), mk("b", 6, 2)}
+	if _, ok := keyRuns(contiguous); ok {
+		t.Fatal("b is split in two runs: keyRuns must say so")
+	}
+	for _, ops := range [][]Operation{
+		contiguous,
+		{mk("a", 1, 1), mk("a", 2, 2), mk("b", 3, 1), mk("b", 6, 2), mk("c", 4, 1), mk("c", 5, 5)},
+	} {
+		search, proved := witnessedKeys(modelFor, ops)
+		if proved != 2 || len(search) != 2 || search[0].Key != "c" || search[1].Key != "c" || search[1].Call != 50 {
+			t.Fatalf("%d proved, search %+v: want a and b proved, c's two operations in order", proved, search)
+		}
+	}
+}
