@@ -127,6 +127,9 @@ type ObsSend struct {
 	Method string        `json:"method,omitempty"`
 	D      time.Duration `json:"d,omitempty"`
 	At     sim.Time      `json:"at"`
+	// Deadline is the holder's deadline for the lease when it sent (local clock; zero
+	// for far references): LS-1, an expired reference sends nothing, so At < Deadline.
+	Deadline sim.Time `json:"deadline,omitempty"`
 }
 
 // ObsRecv records a message the grantor took in reference order (Seq is the next

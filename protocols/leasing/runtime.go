@@ -1077,7 +1077,11 @@ func (rt *Runtime) passed(id RefID) Passed {
 func (rt *Runtime) enqueue(im *Import, c Call) {
 	im.Next++
 	c.Ref, c.SBoot, c.Seq = im.ID, rt.Boot, im.Next
-	rt.out.Observe(KindSend, ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now})
+	var until sim.Time
+	if !im.ID.Far() {
+		until = im.Deadline
+	}
+	rt.out.Observe(KindSend, ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now, Deadline: until})
 	connected := rt.Connected(im.ID.Grantor)
 	if rt.Cfg.Broken.NoBuffer && !connected {
 		return

@@ -28,6 +28,9 @@ import (
 //	       deadline — rebuilt by the ghost from the grant and the accepted renewals,
 //	       not the deadline the runtime reports — nor after the lease ended at S
 //	LS-P5  always: at most one message is processed through the single-call lease
+//	LS-1   always: C sends nothing through a lease at or after its own deadline, also
+//	       at the very tick of the deadline, before its expiry timer has run (an
+//	       instant continuous-time sweeps practically never hit)
 //
 // plus reachability witnesses (sometimes): the lease expires at both sides while the
 // devices are apart (a permanent disconnection detected); the lease survives a
@@ -192,6 +195,7 @@ type ModelGhost struct {
 	// apart states the runtime's own state does not).
 	Deadline   [3]sim.Time
 	LateOrDead bool // LS-P1 broken
+	SentLate   bool // LS-1 broken: C sent through a lease at or after its own deadline
 	// With discovery on (constant otherwise): C's view of S from its discovery
 	// observations, the first message C put through the renew-on-call lease while it
 	// counted S out of range (disconnected-active), and whether S took it live (after
@@ -236,6 +240,9 @@ func foldModelGhost(g any, o sim.Observation) any {
 			x.CSawDown = x.CSawDown || !v.Up
 		}
 	case ls.ObsSend:
+		if v.Deadline != 0 && v.At >= v.Deadline {
+			x.SentLate = true
+		}
 		if v.Ref.N == 1 && x.CDown && x.BufferedSeq == 0 {
 			x.BufferedSeq = v.Seq
 		}
@@ -277,6 +284,9 @@ func ModelSystem(o ModelOptions) *model.Actors {
 		Properties: []model.Property[*model.State]{
 			model.Always("LS-P1 no delivery after expiry", func(s *model.State) bool { return !model.GhostAs[ModelGhost](s).LateOrDead }),
 			model.Always("LS-P5 single-call", func(s *model.State) bool { return model.GhostAs[ModelGhost](s).Forwards[2] <= 1 }),
+			// LS-1 at the holder: an expired reference sends nothing, also at the very
+			// tick of its deadline (before its own expiry timer has run).
+			model.Always("LS-1 no send at or after the holder's deadline", func(s *model.State) bool { return !model.GhostAs[ModelGhost](s).SentLate }),
 			model.Sometimes("the lease expires at both sides while the devices are apart", func(s *model.State) bool {
 				g := model.GhostAs[ModelGhost](s)
 				return g.Ended[1] && g.ClientEnd[1] && s.Cut(0, 1)

@@ -72,6 +72,7 @@ func (e *env) leasingProperties() []checker.Property {
 		{Name: "LS-2/misuse-refused", Class: checker.Safety, Check: e.misuse},
 		{Name: "LS-3/released-dropped", Class: checker.Safety, Check: releasedDropped},
 		{Name: "LS-1/buffered-until-acked", Class: checker.Safety, Check: bufferedUntilAcked},
+		{Name: "LS-1/no-send-after-expiry", Class: checker.Safety, Check: noSendAfterExpiry},
 	}
 }
 
@@ -82,6 +83,22 @@ func (e *env) leasingProperties() []checker.Property {
 // Released or Expired in the same step as it removes a lease, so an entry without its
 // lease is one the application kept after being told. A pass says how many entries
 // it checked.
+// noSendAfterExpiry (LS-1): a holder sends nothing through a lease at or after its
+// own deadline (the reference is expired then, even before its expiry timer runs).
+func noSendAfterExpiry(r *checker.Run) error {
+	checked := 0
+	for _, o := range r.History() {
+		if v, ok := o.Value.(ls.ObsSend); ok && v.Deadline != 0 {
+			checked++
+			if v.At >= v.Deadline {
+				return fmt.Errorf("%s sent %s #%d through %s at %v, at or after its deadline %v", r.Final[o.Node].Name, v.Op, v.Seq, v.Ref, v.At, v.Deadline)
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d sends checked", checked))
+	return nil
+}
+
 // bufferedUntilAcked (LS-1): a message sent through a reference stays in the holder's
 // buffer until the grantor acknowledges it, so right after a ping the API's Buffered
 // count is at least 1 (that ping cannot have been acknowledged yet) and at most the
