@@ -366,8 +366,9 @@ func TestSwarmReportsDrawnSettings(t *testing.T) {
 // and the swarm's reach), and the correct protocol passes that very seed, so the
 // failure is the bug's. The pins move whenever the protocol's or the swarm's use of
 // random bits changes (condyes-as-yes and no-local-giveup moved from 106 to 29 after later
-// edits of orch.go, tm.go, node.go and select.go): re-pin only after checking that the
-// new failure is the same kind of violation.
+// edits of orch.go, tm.go, node.go and select.go, and back to 106, the same EO-I1
+// violation, when the swarm began to draw one-stage agents): re-pin only after checking
+// that the new failure is the same kind of violation.
 func TestBrokenVariantsCaughtBySweep(t *testing.T) {
 	for _, tc := range []struct {
 		bug      string
@@ -376,8 +377,8 @@ func TestBrokenVariantsCaughtBySweep(t *testing.T) {
 		property string
 	}{
 		{"voter-ignores-orchset", 100, 2, PropI1},
-		{"condyes-as-yes", 300, 29, PropI1},
-		{"no-local-giveup", 300, 29, PropI1},
+		{"condyes-as-yes", 300, 106, PropI1},
+		{"no-local-giveup", 300, 106, PropI1},
 		{"skip-unvote", 1000, 528, PropP3},
 		{"put-on-prepare", 100, 2, PropP1},
 	} {

@@ -2,6 +2,7 @@ package lsscen
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"testing"
 
@@ -32,6 +33,20 @@ func checkModel(t *testing.T, params map[string]string, workers int) (*model.Res
 	return res, sys, ps.Values()
 }
 
+// wantAllHold requires every invariant to hold and every witness to be reached.
+func wantAllHold(t *testing.T, label string, res *model.Result) {
+	t.Helper()
+	for _, p := range res.Properties {
+		want := model.Holds
+		if p.Kind == model.SometimesKind {
+			want = model.Witnessed
+		}
+		if p.Status != want {
+			t.Errorf("%s: %s %q: %v, want %v", label, p.Kind, p.Name, p.Status, want)
+		}
+	}
+}
+
 // TestModelCheck: the default discrete-time model (one client, one server, a
 // renew-on-call lease of 3 ticks and a single-call lease, clock drift of one tick, one
 // disconnection that may be repaired or not) satisfies LS-P1 and LS-P5 in every
@@ -54,15 +69,7 @@ func TestModelCheck(t *testing.T) {
 		if res.Distinct != 690770 || res.Total != 2280077 || res.Depth != 33 {
 			t.Errorf("workers %d: distinct %d total %d depth %d, want 690770 2280077 33", workers, res.Distinct, res.Total, res.Depth)
 		}
-		for _, p := range res.Properties {
-			want := model.Holds
-			if p.Kind == model.SometimesKind {
-				want = model.Witnessed
-			}
-			if p.Status != want {
-				t.Errorf("workers %d: %s %q: %v, want %v", workers, p.Kind, p.Name, p.Status, want)
-			}
-		}
+		wantAllHold(t, fmt.Sprintf("workers %d", workers), res)
 	}
 }
 
@@ -85,15 +92,7 @@ func TestModelCheckDiscovery(t *testing.T) {
 	if res.Distinct != 189259 || res.Total != 519750 || res.Depth != 32 {
 		t.Errorf("distinct %d total %d depth %d, want 189259 519750 32", res.Distinct, res.Total, res.Depth)
 	}
-	for _, p := range res.Properties {
-		want := model.Holds
-		if p.Kind == model.SometimesKind {
-			want = model.Witnessed
-		}
-		if p.Status != want {
-			t.Errorf("%s %q: %v, want %v", p.Kind, p.Name, p.Status, want)
-		}
-	}
+	wantAllHold(t, "discovery", res)
 	// A holder that discards what it sends while disconnected never gets a buffered
 	// message across: the flush witness disappears.
 	params := maps.Clone(discoveryParams)
@@ -159,14 +158,6 @@ func TestModelProperties(t *testing.T) {
 		if res.Outcome != model.Complete || res.Violation != nil {
 			t.Fatalf("%v: outcome %v, violation %v", params, res.Outcome, res.Violation)
 		}
-		for _, p := range res.Properties {
-			want := model.Holds
-			if p.Kind == model.SometimesKind {
-				want = model.Witnessed
-			}
-			if p.Status != want {
-				t.Errorf("%v: %s %q: %v, want %v", params, p.Kind, p.Name, p.Status, want)
-			}
-		}
+		wantAllHold(t, fmt.Sprint(params), res)
 	}
 }
