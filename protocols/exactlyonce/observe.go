@@ -57,6 +57,9 @@ type TxEnded struct {
 	Tid       Tid
 	Node      sim.NodeID
 	Committed bool
+	// Why an aborted transaction ended: timeout, remote-no, orch-no, gave-up
+	// (HIGHER_PRIO) or give-up (FORGET from another orchestrator); empty if committed.
+	Why string `json:",omitempty"`
 }
 
 // Committed is observed when a stage transaction commits (decision logged). Record is

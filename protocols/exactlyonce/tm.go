@@ -40,6 +40,23 @@ const (
 	abortGiveUp
 )
 
+// String names the reason in observations (TxEnded.Why).
+func (r abortReason) String() string {
+	switch r {
+	case abortTimeout:
+		return "timeout"
+	case abortRemoteNo:
+		return "remote-no"
+	case abortOrchNo:
+		return "orch-no"
+	case abortGaveUp:
+		return "gave-up"
+	case abortGiveUp:
+		return "give-up"
+	}
+	return "?"
+}
+
 // tx is a stage transaction coordinated by this node (volatile). It also holds the
 // orchestrator's volatile vote sets (EO-5), since the orchestrator runs one
 // transaction per stage at a time.
@@ -256,7 +273,7 @@ func (n *Node) tmCommit(x *tx) {
 	if !n.cfg.Simple {
 		n.orchCommit(x) // EO-6
 	}
-	n.endTx(x, true)
+	n.endTx(x, true, "")
 	n.selStop(s)
 	if x.localPut {
 		n.participantCommit(t)
@@ -287,7 +304,7 @@ func (n *Node) tmAbort(x *tx, why abortReason) {
 	if !n.cfg.Simple {
 		n.orchRollback(x)
 	}
-	n.endTx(x, false)
+	n.endTx(x, false, why.String())
 	switch why {
 	case abortTimeout, abortRemoteNo:
 		// EO-6: "Then the orchestrator's node restarts the transaction."
@@ -300,8 +317,8 @@ func (n *Node) tmAbort(x *tx, why abortReason) {
 	}
 }
 
-func (n *Node) endTx(x *tx, committed bool) {
-	n.out.Observe(ObsTxEnd, TxEnded{Stage: x.stage, Tid: x.tid, Node: n.id, Committed: committed})
+func (n *Node) endTx(x *tx, committed bool, why string) {
+	n.out.Observe(ObsTxEnd, TxEnded{Stage: x.stage, Tid: x.tid, Node: n.id, Committed: committed, Why: why})
 	n.out.CancelTimer(stageTimer(tExec, x.stage))
 	n.out.CancelTimer(stageTimer(tPrepare, x.stage))
 	n.out.CancelTimer(stageTimer(tVote, x.stage))

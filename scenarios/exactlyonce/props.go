@@ -22,6 +22,8 @@ const (
 	PropP5 = "EO-P5 no leftovers"
 	// PropNoSuspicion is EO-8's promise in a run without faults.
 	PropNoSuspicion = "EO-8 no selection without a fault"
+	// PropAlreadyDone is EO-5's answer of a Ready orchestrator to HIGHER_PRIO.
+	PropAlreadyDone = "EO-5 a Ready orchestrator does not give up"
 	// PropStepDown is EO-5/EO-8's priority rule for competing workers.
 	PropStepDown = "EO-5/EO-8 a worker steps down only for a higher priority or a Ready orchestrator"
 	PropI1       = "EO-I1 at most one Ready/Committed orchestrator per stage"
@@ -100,7 +102,51 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 		{Name: PropP5, Class: checker.Liveness, NeedsCompleteRun: true, Check: w.checkP5},
 		{Name: PropNoSuspicion, Class: checker.Safety, Check: w.checkNoSuspicion},
 		{Name: PropStepDown, Class: checker.Safety, Check: w.checkStepDown},
+		{Name: PropAlreadyDone, Class: checker.Safety, Check: checkAlreadyDone},
 	}
+}
+
+// checkAlreadyDone (EO-5): HIGHER_PRIO to an orchestrator that is Ready (or
+// Committed) is answered ALREADY_DONE; only an orchestrator still Unknown gives up.
+// So no transaction ends by giving up (TxEnded.Why "gave-up") in the handler that
+// took its orchestrator out of Ready.
+func checkAlreadyDone(r *checker.Run) error {
+	type key struct {
+		node  sim.NodeID
+		stage eo.StageID
+	}
+	type left struct {
+		tid eo.Tid
+		at  sim.Time
+	}
+	ready := map[key]eo.Tid{}
+	leftReady := map[key]left{}
+	gaveUp := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.OrchChange:
+			k := key{v.Node, v.Stage}
+			if v.State == eo.OrchReady {
+				ready[k] = v.Tid
+				continue
+			}
+			if t, ok := ready[k]; ok && t == v.Tid {
+				leftReady[k] = left{v.Tid, o.Time}
+			}
+			delete(ready, k)
+		case eo.TxEnded:
+			if v.Why != "gave-up" {
+				continue
+			}
+			gaveUp++
+			if l, ok := leftReady[key{v.Node, v.Stage}]; ok && l.tid == v.Tid && l.at == o.Time {
+				return fmt.Errorf("%s gave up transaction %v of stage %v at %v while its orchestrator was Ready (HIGHER_PRIO must be answered ALREADY_DONE)",
+					r.Final[v.Node].Name, v.Tid, v.Stage, o.Time)
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d give-ups checked", gaveUp))
+	return nil
 }
 
 // checkStepDown (EO-5, EO-8): a worker leaves the worker role of a stage (becomes an
