@@ -3,6 +3,7 @@ package eoscen
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,8 @@ const (
 	PropP5 = "EO-P5 no leftovers"
 	// PropNoSuspicion is EO-8's promise in a run without faults.
 	PropNoSuspicion = "EO-8 no selection without a fault"
+	// PropVariant: the messages of the run's protocol variant only.
+	PropVariant = "EO-1/EO-8 only the variant's messages"
 	// PropAlreadyDone is EO-5's answer of a Ready orchestrator to HIGHER_PRIO.
 	PropAlreadyDone = "EO-5 a Ready orchestrator does not give up"
 	// PropStepDown is EO-5/EO-8's priority rule for competing workers.
@@ -77,6 +80,8 @@ type workload struct {
 	static   bool
 	// crashes lists each node's crash times (for PropStepDown).
 	crashes map[string][]sim.Time
+	// majority: the majority-ACK selection variant runs (PropVariant).
+	majority bool
 	// quiet: the run has no fault at all (an empty plan, no loss, duplication or
 	// reordering, every latency under the I_AM_ALIVE period), so EO-8 has nothing
 	// to suspect (PropNoSuspicion).
@@ -103,7 +108,27 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 		{Name: PropNoSuspicion, Class: checker.Safety, Check: w.checkNoSuspicion},
 		{Name: PropStepDown, Class: checker.Safety, Check: w.checkStepDown},
 		{Name: PropAlreadyDone, Class: checker.Safety, Check: checkAlreadyDone},
+		{Name: PropVariant, Class: checker.Safety, Check: w.checkVariant},
 	}
+}
+
+// checkVariant (EO-1, EO-8): a run sends only the messages of its protocol variant:
+// the simple protocol (EO-1) has no voting and no selection, and only the majority
+// variant of the selection protocol ACKs I_AM_SELECTED.
+func (w *workload) checkVariant(r *checker.Run) error {
+	simple := []string{"PREPARE", "PREPARED", "COMMIT", "COMMIT_ACK", "ABORT", "STATUS"}
+	for _, k := range slices.Sorted(maps.Keys(r.ByKind)) {
+		if r.ByKind[k].Sent == 0 {
+			continue
+		}
+		switch {
+		case w.simple && !slices.Contains(simple, k):
+			return fmt.Errorf("the simple protocol sent %d %s", r.ByKind[k].Sent, k)
+		case k == "SELECTED_ACK" && !w.majority:
+			return fmt.Errorf("%d SELECTED_ACK sent without the majority selection variant", r.ByKind[k].Sent)
+		}
+	}
+	return nil
 }
 
 // checkAlreadyDone (EO-5): HIGHER_PRIO to an orchestrator that is Ready (or

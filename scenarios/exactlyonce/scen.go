@@ -323,7 +323,7 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 			crashes[e.Node] = append(crashes[e.Node], sim.Time(e.At))
 		}
 	}
-	w := &workload{crashes: crashes, names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled(),
+	w := &workload{crashes: crashes, majority: o.majority, names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled(),
 		quiet: len(fp.Events) == 0 && o.loss == 0 && o.dup == 0 && o.reorder == 0 && o.latMax < cfg.Timing.Alive}
 	var lastLaunch sim.Time
 	for i, it := range its {
