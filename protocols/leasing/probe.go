@@ -10,13 +10,14 @@ import (
 
 // Probe is a small application that exercises every lease operation the music player
 // does not: a client asks a peer's far object for a lease of a random pattern (basic,
-// renew-on-call, single-call or keepalive) and term, through a future; it then pings
-// through the lease, renews a basic lease itself when it runs low (client renew), and
-// at the end revokes it (client revoke), expires it (client expire: its listeners
-// run here, the grantor's side ends by its own timer) or lets it expire; it also tries
-// to renew after revoking or expiring, which must be refused. A single-call lease is sometimes pinged twice
-// (the second ping must be dropped, LS-P5). The server side answers pings and
-// sometimes renews, revokes or expires the lease itself.
+// renew-on-call, single-call, keepalive or faulty) and term, through a future; it
+// then pings through the lease, renews a basic lease itself when it runs low (client
+// renew), and at the end revokes it (client revoke), expires it (client expire: its
+// listeners run here, the grantor's side ends by its own timer) or lets it expire;
+// it also tries to renew after revoking or expiring, which must be refused. A
+// single-call lease is sometimes pinged twice (the second ping must be dropped,
+// LS-P5). The server side answers pings and sometimes renews, revokes or expires the
+// lease itself.
 //
 // A faulty lease runs ProbeFaulty, a custom pattern that panics from the second
 // message on: the runtime's containment of user patterns is exercised.

@@ -23,6 +23,8 @@ const (
 	PropP5 = "EO-P5 no leftovers"
 	// PropNoSuspicion is EO-8's promise in a run without faults.
 	PropNoSuspicion = "EO-8 no selection without a fault"
+	// PropAliveByWorker: EO-8's I_AM_ALIVE comes from workers only.
+	PropAliveByWorker = "EO-8 only a worker sends I_AM_ALIVE"
 	// PropVariant: the messages of the run's protocol variant only.
 	PropVariant = "EO-1/EO-8 only the variant's messages"
 	// PropAlreadyDone is EO-5's answer of a Ready orchestrator to HIGHER_PRIO.
@@ -109,7 +111,50 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 		{Name: PropStepDown, Class: checker.Safety, Check: w.checkStepDown},
 		{Name: PropAlreadyDone, Class: checker.Safety, Check: checkAlreadyDone},
 		{Name: PropVariant, Class: checker.Safety, Check: w.checkVariant},
+		{Name: PropAliveByWorker, Class: checker.Safety, Check: w.checkAliveByWorker},
 	}
+}
+
+// checkAliveByWorker (EO-8): I_AM_ALIVE comes from a stage's worker only, periodically
+// or in answer to ARE_YOU_THERE: a node sends it for a stage only while its latest
+// role there (since its latest crash) is worker. Needs the per-message observations
+// (Config.CountMessages, on in every scenario).
+func (w *workload) checkAliveByWorker(r *checker.Run) error {
+	type key struct {
+		node  sim.NodeID
+		stage eo.StageID
+	}
+	since := map[key]sim.Time{} // the node became worker of the stage then
+	crashedAfter := func(n sim.NodeID, t, now sim.Time) bool {
+		for _, c := range w.crashes[r.Final[n].Name] {
+			if t <= c && c <= now {
+				return true
+			}
+		}
+		return false
+	}
+	alive := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case eo.RoleChange:
+			if v.Role == eo.RoleWorker {
+				since[key{v.Node, v.Stage}] = o.Time
+			} else {
+				delete(since, key{v.Node, v.Stage})
+			}
+		case eo.Sent:
+			if v.Kind != "I_AM_ALIVE" {
+				continue
+			}
+			alive++
+			t, ok := since[key{o.Node, v.Stage}]
+			if !ok || crashedAfter(o.Node, t, o.Time) {
+				return fmt.Errorf("%s sent I_AM_ALIVE for stage %v at %v without being its worker", r.Final[o.Node].Name, v.Stage, o.Time)
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d I_AM_ALIVE checked", alive))
+	return nil
 }
 
 // checkVariant (EO-1, EO-8): a run sends only the messages of its protocol variant:
