@@ -92,7 +92,15 @@ const (
 	// KindProbeView: what the holder's API says of a reference right after a ping
 	// was sent through it (LS-1: Buffered counts the messages not acknowledged yet).
 	KindProbeView = "probe.view"
+	// KindProbeReleased: the runtime called the probe's Released for a lease side.
+	KindProbeReleased = "probe.released"
 )
+
+// ProbeReleased is a KindProbeReleased observation.
+type ProbeReleased struct {
+	Lease RefID `json:"lease"`
+	Side  Side  `json:"side"`
+}
 
 // ProbeView is the holder's view of a reference (KindProbeView).
 type ProbeView struct {
@@ -324,8 +332,10 @@ func (p *Probe) Expired(rt *Runtime, e Expiry) {
 	}
 }
 
-// Released implements App.
+// Released implements App. It records the call (KindProbeReleased): the runtime
+// promises it after the side's expiry listeners ran.
 func (p *Probe) Released(rt *Runtime, r Release) {
+	rt.Observe(KindProbeReleased, ProbeReleased{Lease: r.Lease, Side: r.Side})
 	if r.Side == Server {
 		delete(p.Servers, r.Lease)
 	} else {

@@ -73,6 +73,7 @@ func (e *env) leasingProperties() []checker.Property {
 		{Name: "LS-3/released-dropped", Class: checker.Safety, Check: releasedDropped},
 		{Name: "LS-1/buffered-until-acked", Class: checker.Safety, Check: bufferedUntilAcked},
 		{Name: "LS-1/no-send-after-expiry", Class: checker.Safety, Check: noSendAfterExpiry},
+		{Name: "LS-2/released-after-listeners", Class: checker.Safety, Check: releasedAfterListeners},
 	}
 }
 
@@ -83,6 +84,35 @@ func (e *env) leasingProperties() []checker.Property {
 // Released or Expired in the same step as it removes a lease, so an entry without its
 // lease is one the application kept after being told. A pass says how many entries
 // it checked.
+// releasedAfterListeners (LS-2, the runtime's App contract): a side's Released runs
+// after that side's expiry listeners ran (whenExpired listeners run asynchronously,
+// and the objects the lease kept alive are dropped after them). Checked on the probe's
+// leases, whose application records its Released calls.
+func releasedAfterListeners(r *checker.Run) error {
+	type side struct {
+		lease ls.RefID
+		side  ls.Side
+	}
+	released := map[side]sim.Time{}
+	checked := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case ls.ProbeReleased:
+			checked++
+			released[side{v.Lease, v.Side}] = o.Time
+		case ls.ObsListener:
+			if o.Kind == ls.KindListen {
+				continue
+			}
+			if at, ok := released[side{v.Lease, v.Side}]; ok {
+				return fmt.Errorf("lease %s: %s listener %q ran at %v, after the side's Released (at %v)", v.Lease, v.Side, v.Tag, o.Time, at)
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d releases checked", checked))
+	return nil
+}
+
 // noSendAfterExpiry (LS-1): a holder sends nothing through a lease at or after its
 // own deadline (the reference is expired then, even before its expiry timer runs).
 func noSendAfterExpiry(r *checker.Run) error {
@@ -398,6 +428,9 @@ func (e *env) listenersOnce(r *checker.Run, x *index, id ls.RefID, side ls.Side)
 	}
 	slices.Sort(want)
 	slices.Sort(got)
+	if end.V.Listeners != len(want) {
+		return fmt.Errorf("lease %s: %s side expired (%s) at %v announcing %d listeners, %d registered", id, side, end.V.Cause, end.Time, end.V.Listeners, len(want))
+	}
 	if slices.Equal(want, got) {
 		return nil
 	}
