@@ -115,6 +115,16 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 	}
 }
 
+// crashedIn reports whether node n crashed (by the plan) between from and to.
+func (w *workload) crashedIn(r *checker.Run, n sim.NodeID, from, to sim.Time) bool {
+	for _, c := range w.crashes[r.Final[n].Name] {
+		if from <= c && c <= to {
+			return true
+		}
+	}
+	return false
+}
+
 // checkAliveByWorker (EO-8): I_AM_ALIVE comes from a stage's worker only, periodically
 // or in answer to ARE_YOU_THERE: a node sends it for a stage only while its latest
 // role there (since its latest crash) is worker. Needs the per-message observations
@@ -125,14 +135,6 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 		stage eo.StageID
 	}
 	since := map[key]sim.Time{} // the node became worker of the stage then
-	crashedAfter := func(n sim.NodeID, t, now sim.Time) bool {
-		for _, c := range w.crashes[r.Final[n].Name] {
-			if t <= c && c <= now {
-				return true
-			}
-		}
-		return false
-	}
 	alive := 0
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
@@ -148,7 +150,7 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 			}
 			alive++
 			t, ok := since[key{o.Node, v.Stage}]
-			if !ok || crashedAfter(o.Node, t, o.Time) {
+			if !ok || w.crashedIn(r, o.Node, t, o.Time) {
 				return fmt.Errorf("%s sent I_AM_ALIVE for stage %v at %v without being its worker", r.Final[o.Node].Name, v.Stage, o.Time)
 			}
 		}
@@ -231,14 +233,6 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 	workers := map[eo.StageID][]sim.NodeID{} // every node that has been a worker
 	ready := map[eo.StageID][]sim.NodeID{}   // every node whose orchestrator was Ready
 	since := map[eo.StageID]map[sim.NodeID]sim.Time{}
-	crashed := func(n sim.NodeID, from, to sim.Time) bool {
-		for _, c := range w.crashes[r.Final[n].Name] {
-			if from <= c && c <= to {
-				return true
-			}
-		}
-		return false
-	}
 	downs := 0
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
@@ -261,7 +255,7 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 			case eo.RoleObserver:
 				t, was := since[v.Stage][v.Node]
 				delete(since[v.Stage], v.Node)
-				if !was || crashed(v.Node, t, o.Time) {
+				if !was || w.crashedIn(r, v.Node, t, o.Time) {
 					continue
 				}
 				downs++
