@@ -29,6 +29,10 @@ type actorSys struct {
 	// what the encoding skips (functions, its dynamic type), so equal encodings of two
 	// different nodes must not be merged. Storages are plain data, shared by all.
 	nodePool, storePool, slotPool sync.Map
+
+	// sym is the compiled symmetry declaration (nil: none): fingerprints are the
+	// least among a state's renamings.
+	sym *symSys
 }
 
 // perNode keys a pool entry by hash and node index.
@@ -54,6 +58,9 @@ func (x *actorSys) seal(t *State) {
 	}
 	t.owned = 0
 	t.fp = t.fingerprint()
+	if x.sym != nil {
+		t.fp = x.sym.canonical(x, t)
+	}
 }
 
 // compile implements System.
@@ -93,6 +100,17 @@ func (a *Actors) compile() (runner, error) {
 				}
 			}
 		}
+	}
+	if len(a.Symmetry.Nodes) > 0 {
+		sym, err := x.newSymSys()
+		if err != nil {
+			name := a.Name
+			if name == "" {
+				name = "actor system"
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		x.sym = sym
 	}
 	props := []Property[*State]{Always(noPanic, func(s *State) bool { return s.panic == nil })}
 	props = append(props, a.Properties...)

@@ -61,6 +61,10 @@ type Actors struct {
 	// Properties are checked on every reachable state. A protocol panic is always a
 	// violation (of the built-in property "no-panic").
 	Properties []Property[*State]
+	// Symmetry declares interchangeable nodes (default: none): the checker explores
+	// one state per orbit of their permutations. See Symmetry for what it renames and
+	// when it is sound; VerifySymmetry checks a declaration on a small instance.
+	Symmetry Symmetry
 	// Boundary, when set, stops exploration at states for which it returns false (they
 	// are counted and checked, not expanded): a way to bound counters and sequence
 	// numbers.

@@ -132,6 +132,15 @@ func (c *Coordinator) Handle(in sim.Input, out *sim.Outbox) {
 	}
 }
 
+// RenameNodes implements model.NodeRenamer (symmetry reduction over the
+// participants): the ID lists stay sorted, as the coordinator keeps them.
+func (c *Coordinator) RenameNodes(p func(sim.NodeID) sim.NodeID) any {
+	r := sim.RenameNodeIDs(c, p)
+	slices.Sort(r.Parts)
+	slices.Sort(r.Yes)
+	return r
+}
+
 func (c *Coordinator) decide(commit bool, out *sim.Outbox) {
 	c.Decided, c.Decision = true, commit
 	out.CancelTimer(voteTimer)
@@ -212,6 +221,14 @@ type Ledger struct {
 	Aborted   []sim.NodeID // participants that observed abort, sorted
 }
 
+// RenameNodes implements model.NodeRenamer: the ID lists stay sorted.
+func (l Ledger) RenameNodes(p func(sim.NodeID) sim.NodeID) any {
+	r := sim.RenameNodeIDs(l, p)
+	slices.Sort(r.Committed)
+	slices.Sort(r.Aborted)
+	return r
+}
+
 // Fold adds one observation (a model.Ghost Fold).
 func Fold(g any, o sim.Observation) any {
 	l := g.(Ledger)
@@ -242,6 +259,9 @@ type Config struct {
 	// Coordinator, when set, builds the coordinator node instead of *Coordinator
 	// (tests plug broken variants in here).
 	Coordinator func(parts []sim.NodeID) sim.Node
+	// Symmetry declares the participants interchangeable (symmetry reduction: one
+	// state per orbit of their permutations; every property treats them alike).
+	Symmetry bool
 }
 
 // Properties of the actor 2PC.
@@ -300,7 +320,12 @@ func Actors(cfg Config) (*model.Actors, error) {
 	for _, p := range parts {
 		nodes = append(nodes, sim.NodeSpec{Name: fmt.Sprintf("p%d", p), New: func() sim.Node { return &Participant{Coord: 0} }})
 	}
+	var sym model.Symmetry
+	if cfg.Symmetry && len(parts) > 1 {
+		sym.Nodes = parts
+	}
 	return &model.Actors{
+		Symmetry:   sym,
 		Name:       "2pc",
 		Nodes:      nodes,
 		Inject:     []model.Injection{{To: 0, Msg: Begin{}}},
@@ -317,14 +342,16 @@ func init() {
 		Params: []model.Param{
 			{Name: "participants", Default: "2", Help: "number of participants (1..8)"},
 			{Name: "crashes", Default: "1", Help: "crash budget (0..3)"},
+			{Name: "symmetry", Default: "false", Help: "symmetry reduction: the participants are interchangeable, one state per orbit (participants <= 7)"},
 		},
 		Build: func(p *model.Params) (model.System, error) {
 			n := p.IntRange("participants", 1, 8)
 			c := p.IntRange("crashes", 0, 3)
+			sym := p.Bool("symmetry")
 			if p.Err() != nil {
 				return nil, p.Err()
 			}
-			return Actors(Config{Participants: n, Crashes: c})
+			return Actors(Config{Participants: n, Crashes: c, Symmetry: sym})
 		},
 	})
 }
