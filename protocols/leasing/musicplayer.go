@@ -131,7 +131,7 @@ type InExchange struct {
 const (
 	KindMPOpen     = "mp.open"     // MPEvent: initiator asked a peer for a session
 	KindMPSession  = "mp.session"  // MPEvent: responder opened a session
-	KindMPRefuse   = "mp.refuse"   // MPEvent: responder refused (callback dead or nearly)
+	KindMPRefuse   = "mp.refuse"   // MPEvent: responder refused (callback dead or nearly, or none)
 	KindMPSent     = "mp.sent"     // MPEvent: initiator sent endExchange (all songs acked)
 	KindMPDone     = "mp.done"     // MPDone: responder got endExchange: exchange complete
 	KindMPMatch    = "mp.match"    // MPDone: the user is notified of a similar taste
@@ -139,6 +139,9 @@ const (
 	KindMPCleanup  = "mp.cleanup"  // MPEvent: responder dropped a partial library on expiry
 	KindMPTimedOut = "mp.timedout" // MPEvent: a session expired at the initiator
 )
+
+// WhyNoCallback is the Why of a refusal of an openSession that carried no callback.
+const WhyNoCallback = "no callback"
 
 // MPEvent is a music-player observation. From is the initiator, To the responder.
 type MPEvent struct {
@@ -218,10 +221,11 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 	switch {
 	case inv.Object == FarObject && inv.Method == "openSession":
 		// Responder: export a session for the peer and return it via the callback.
-		var cb RefID
-		if len(inv.Refs) > 0 {
-			cb = inv.Refs[0]
+		if len(inv.Refs) == 0 {
+			rt.Observe(KindMPRefuse, MPEvent{From: inv.From, To: rt.Self, Why: WhyNoCallback})
+			return
 		}
+		cb := inv.Refs[0] // zero when its lease ended on the way
 		left, err := rt.TimeLeft(cb)
 		if cb.IsZero() || err != nil || left < p.Cfg.MinLeft {
 			rt.Observe(KindMPRefuse, MPEvent{From: inv.From, To: rt.Self, Why: "callback expired or nearly"})

@@ -33,6 +33,8 @@ type Probe struct {
 	Clients map[RefID]*ProbeClient
 	Servers map[RefID]*ProbeServer
 	Opening map[int64]ProbeReq // futures of probe.open calls
+	// Prodded: the malformed openSession (no callback) went out (once per boot).
+	Prodded bool
 }
 
 // ProbeConfig configures the probe application.
@@ -94,7 +96,25 @@ const (
 	KindProbeView = "probe.view"
 	// KindProbeReleased: the runtime called the probe's Released for a lease side.
 	KindProbeReleased = "probe.released"
+	// KindProbeCtl: what a lease's control (LeaseCtl) told the faulty pattern of
+	// its lease when the first message came through.
+	KindProbeCtl = "probe.ctl"
+	// KindProbeMalformed: the probe sent a peer an openSession without callback.
+	KindProbeMalformed = "probe.malformed"
 )
+
+// ProbeMalformed is a KindProbeMalformed observation.
+type ProbeMalformed struct {
+	To sim.NodeID `json:"to"`
+}
+
+// ProbeCtl is a KindProbeCtl observation.
+type ProbeCtl struct {
+	Lease   RefID         `json:"lease"`
+	Expired bool          `json:"expired"`
+	Left    time.Duration `json:"left"`
+	Term    time.Duration `json:"term"`
+}
 
 // ProbeReleased is a KindProbeReleased observation.
 type ProbeReleased struct {
@@ -145,6 +165,9 @@ func (ProbeFaulty) Receive(l *LeaseCtl) {
 	if l.Seq() >= 2 {
 		panic("probe: a deliberately faulty pattern")
 	}
+	// What the lease's control says of it to its pattern (LS-2 leaseTimeLeft,
+	// renewalTime, isExpired), recorded for the checks.
+	l.rt.Observe(KindProbeCtl, ProbeCtl{Lease: l.Lease(), Expired: l.IsExpired(), Left: l.TimeLeft(), Term: l.RenewalTime()})
 	RenewOnCall{}.Receive(l)
 }
 
@@ -153,6 +176,17 @@ func (p *Probe) Start(rt *Runtime) {
 	p.Clients = map[RefID]*ProbeClient{}
 	p.Servers = map[RefID]*ProbeServer{}
 	p.Opening = map[int64]ProbeReq{}
+	p.Prodded = false
+	// Misuse on purpose (KindProbeMisuse; the runtime must refuse both): a far
+	// reference to this device itself, which is no peer, and — at start, with
+	// discovery on, before any beacon was heard — to a peer not discovered yet.
+	p.farMisuse(rt, rt.Self, "far reference to itself")
+	for _, id := range rt.PeerIDs() {
+		if !rt.Connected(id) {
+			p.farMisuse(rt, id, "far reference to an undiscovered peer")
+			break
+		}
+	}
 	if p.Cfg.Period > 0 {
 		rt.SetTimer("probe.tick", time.Duration(rt.Rand()%uint64(p.Cfg.Period))+time.Millisecond)
 		rt.SetTimer("probe.ping", p.Cfg.PingEvery)
@@ -172,6 +206,14 @@ func (p *Probe) tick(rt *Runtime) {
 	}
 	if len(up) == 0 {
 		return
+	}
+	if !p.Prodded {
+		// A hostile request, once per boot: the music player's openSession without
+		// the callback it must carry (LS-5); the responder must refuse it.
+		p.Prodded = true
+		if far, err := rt.Far(up[0]); err == nil && rt.Send(far, "openSession", nil) == nil {
+			rt.Observe(KindProbeMalformed, ProbeMalformed{To: up[0]})
+		}
 	}
 	r := rt.Rand()
 	peer := up[r%uint64(len(up))]
@@ -256,6 +298,16 @@ func (p *Probe) end(rt *Runtime, c *ProbeClient) {
 func (p *Probe) misuse(rt *Runtime, c *ProbeClient, op string) {
 	err := rt.Renew(c.Ref, c.Req.Term)
 	m := ProbeMisuse{Ref: c.Ref, Op: op, Rejected: err != nil}
+	if err != nil {
+		m.Err = err.Error()
+	}
+	rt.Observe(KindProbeMisuse, m)
+}
+
+// farMisuse asks for a far reference the runtime must refuse.
+func (p *Probe) farMisuse(rt *Runtime, peer sim.NodeID, op string) {
+	ref, err := rt.Far(peer)
+	m := ProbeMisuse{Ref: ref, Op: op, Rejected: err != nil}
 	if err != nil {
 		m.Err = err.Error()
 	}

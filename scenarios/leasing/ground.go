@@ -230,6 +230,18 @@ func (g *ground) partedAt(a, b sim.NodeID) (sim.Time, bool) {
 	return sp[len(sp)-1].from, true
 }
 
+// restartsBy returns how many times node n crashed before t (each crash ends an
+// incarnation; the next starts at the restart).
+func (g *ground) restartsBy(n sim.NodeID, t sim.Time) int {
+	k := 0
+	for _, s := range g.down[n] {
+		if s.from < t {
+			k++
+		}
+	}
+	return k
+}
+
 // crashedIn reports whether node n was down at some point of [from, to].
 func (g *ground) crashedIn(n sim.NodeID, from, to sim.Time) bool {
 	return overlaps(g.down[n], from, to)

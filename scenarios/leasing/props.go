@@ -74,16 +74,11 @@ func (e *env) leasingProperties() []checker.Property {
 		{Name: "LS-1/buffered-until-acked", Class: checker.Safety, Check: bufferedUntilAcked},
 		{Name: "LS-1/no-send-after-expiry", Class: checker.Safety, Check: noSendAfterExpiry},
 		{Name: "LS-2/released-after-listeners", Class: checker.Safety, Check: releasedAfterListeners},
+		{Name: "LS-2/pattern-view", Class: checker.Safety, Check: patternView},
+		{Name: "music/no-callback-refused", Class: checker.Safety, Check: noCallbackRefused},
 	}
 }
 
-// LS-3 (the application side of a lease's end): whatever only a lease kept alive is
-// dropped when the lease ends. At the end of a run, on every device that is up, a music
-// player serves no session (In) whose lease is no longer exported there, and runs no
-// exchange (Out) whose session lease it no longer imports: the runtime calls
-// Released or Expired in the same step as it removes a lease, so an entry without its
-// lease is one the application kept after being told. A pass says how many entries
-// it checked.
 // releasedAfterListeners (LS-2, the runtime's App contract): a side's Released runs
 // after that side's expiry listeners ran (whenExpired listeners run asynchronously,
 // and the objects the lease kept alive are dropped after them). Checked on the probe's
@@ -151,6 +146,55 @@ func bufferedUntilAcked(r *checker.Run) error {
 	return nil
 }
 
+// patternView (LS-2 leaseTimeLeft, isExpired): a pattern runs for a message that came
+// through a live lease, so its control says the lease is live, with time left in
+// (0, 2·term] (the probe's server renews to twice the term at most, the max rule).
+func patternView(r *checker.Run) error {
+	checked := 0
+	for _, c := range checker.Values[ls.ProbeCtl](r.History(), ls.KindProbeCtl) {
+		checked++
+		if c.Expired || c.Left <= 0 || c.Left > 2*c.Term {
+			return fmt.Errorf("the pattern of lease %s, running for a message that came through it, was told expired=%v, time left %v (term %v)", c.Lease, c.Expired, c.Left, c.Term)
+		}
+	}
+	r.Note(fmt.Sprintf("%d pattern views checked", checked))
+	return nil
+}
+
+// noCallbackRefused (LS-5): an openSession without callback is refused, and only the
+// probe's deliberately malformed requests lack one (the player's own always carry
+// it): per pair, the refusals for a missing callback are at most the malformed
+// requests sent.
+func noCallbackRefused(r *checker.Run) error {
+	sent := map[[2]sim.NodeID]int{}
+	refused := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case ls.ProbeMalformed:
+			sent[[2]sim.NodeID{o.Node, v.To}]++
+		case ls.MPEvent:
+			if o.Kind != ls.KindMPRefuse || v.Why != ls.WhyNoCallback {
+				continue
+			}
+			k := [2]sim.NodeID{v.From, v.To}
+			if sent[k] == 0 {
+				return fmt.Errorf("%s refused an openSession from %s for lacking a callback that no probe sent malformed: the player's own request lacked it", r.Final[v.To].Name, r.Final[v.From].Name)
+			}
+			sent[k]--
+			refused++
+		}
+	}
+	r.Note(fmt.Sprintf("%d malformed requests checked: refused", refused))
+	return nil
+}
+
+// LS-3 (the application side of a lease's end): whatever only a lease kept alive is
+// dropped when the lease ends. At the end of a run, on every device that is up, a music
+// player serves no session (In) whose lease is no longer exported there, and runs no
+// exchange (Out) whose session lease it no longer imports: the runtime calls
+// Released or Expired in the same step as it removes a lease, so an entry without its
+// lease is one the application kept after being told. A pass says how many entries
+// it checked.
 func releasedDropped(r *checker.Run) error {
 	checked := 0
 	var errs []error
@@ -640,12 +684,16 @@ func (e *env) patterns(r *checker.Run) error {
 	return nil
 }
 
-// LS-2: renewing a revoked lease is refused (the probe tries it on purpose).
+// LS-2: renewing a revoked or expired lease is refused, and so is a far reference to a
+// device that is no discovered peer (the probe tries both on purpose).
 func (e *env) misuse(r *checker.Run) error {
+	checked := 0
 	for _, m := range checker.Values[ls.ProbeMisuse](r.History(), ls.KindProbeMisuse) {
+		checked++
 		if !m.Rejected {
 			return fmt.Errorf("%s of %s was accepted", m.Op, m.Ref)
 		}
 	}
+	r.Note(fmt.Sprintf("%d misuses checked", checked))
 	return nil
 }

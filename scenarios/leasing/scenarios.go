@@ -43,6 +43,7 @@ var swarmParams = append(slices.Clone(runtimeParams),
 	scenarios.Param{Name: "skews", Default: "3", Help: "clock skews, limit"},
 	scenarios.Param{Name: "max-step", Default: "10ms", Help: "largest clock step of a skew"},
 	scenarios.Param{Name: "probe", Default: "1.5s", Help: "probe period (0 = no probe application)"},
+	scenarios.Param{Name: "dup", Default: "0", Help: "probability that the network duplicates a message while the devices move (outside the paper's FIFO links: a stale acknowledgement can arrive after a newer one)"},
 	scenarios.Param{Name: "neighbourhood", Default: "drawn", Help: "configured discovery neighbourhoods: all (every device beacons to every other) or drawn (on half the seeds each device leaves each other out with probability 1/3 and discovers it when it hears from it)"},
 )
 
@@ -209,6 +210,27 @@ func stableFaults(seed uint64, names []string, ppm int64) faults.Plan {
 //     initiator stops; nothing completes afterwards.
 func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 	return []checker.Property{
+		// LS-5, the player's setting: without Again, a device exchanges its library
+		// with a peer once per incarnation (a completed exchange is not repeated,
+		// whatever the reconnections after it; the record of completed exchanges is
+		// volatile, so a restarted player may exchange again).
+		{Name: "music/once-per-peer", Class: checker.Safety, Check: func(r *checker.Run) error {
+			if pc.Again != 0 {
+				return nil
+			}
+			done := map[[2]sim.NodeID]int{}
+			for _, o := range r.History().Kind(ls.KindMPDone) {
+				d := o.Value.(ls.MPDone)
+				k := [2]sim.NodeID{d.From, d.To}
+				done[k]++
+				if lives := 1 + e.g.restartsBy(d.From, o.Time); done[k] > lives {
+					return fmt.Errorf("exchange %s→%s completed %d times by %v, although the player repeats none (Again = 0) and %s had %d incarnation(s)",
+						r.Final[d.From].Name, r.Final[d.To].Name, done[k], o.Time, r.Final[d.From].Name, lives)
+				}
+			}
+			r.Note(fmt.Sprintf("%d exchanges checked", len(done)))
+			return nil
+		}},
 		{Name: "music/transient-completes", Class: checker.Liveness, NeedsCompleteRun: true, Check: func(r *checker.Run) error {
 			x := e.li.get(r)
 			m := e.margin(x.maxTerm)
@@ -354,6 +376,7 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 	}
 	ppm := int64(p.IntMin("drift-ppm", 0))
 	probe := p.Duration("probe")
+	dup := p.Prob("dup")
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -375,7 +398,12 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 	}
 	names := deviceNames(n)
 	plan, err := b.FaultPlan(func() (faults.Plan, error) {
-		return Mobility(b.Seed, names, SwarmMobility(b.Seed, limits))
+		pl, err := Mobility(b.Seed, names, SwarmMobility(b.Seed, limits))
+		if err == nil && dup > 0 {
+			burst := faults.Event{At: 0, Kind: "burst", Dup: dup, For: faults.Duration(horizon)}
+			pl.Events = append([]faults.Event{burst}, pl.Events...)
+		}
+		return pl, err
 	})
 	if err != nil {
 		return nil, err
