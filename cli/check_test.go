@@ -283,6 +283,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"unexpected argument", []string{"check", "twophase", "2pc"}},
 		{"need a MODEL", []string{"check", "--json"}},
 		{"max-states", []string{"check", "twophase", "--max-states", "lots"}},
+		{"8 interchangeable nodes (want 2..7)", []string{"check", "2pc", "-p", "participants=8", "-p", "symmetry=true"}},
 	} {
 		oneLineErr(t, c.want, c.args...)
 	}

@@ -216,6 +216,15 @@ func (p *Probe) tick(rt *Runtime) {
 		}
 	}
 	r := rt.Rand()
+	if ids := sortedKeys(p.Servers); len(ids) > 0 && (r>>56)&1 == 1 {
+		// A server-side renewal outside any call (the max rule, by twice the term):
+		// the runtime must tell the holder at once (LS-2: its timer follows the
+		// grantor's). Single-call and faulty leases are left alone.
+		id := ids[(r>>48)%uint64(len(ids))]
+		if ex := rt.Exports[id]; ex != nil && ex.Pattern != nil && (ex.Pattern.Name() == (Basic{}).Name() || ex.Pattern.Name() == (RenewOnCall{}).Name()) {
+			_ = rt.Renew(id, 2*p.Servers[id].Term)
+		}
+	}
 	peer := up[r%uint64(len(up))]
 	req := ProbeReq{Pattern: []string{"basic", "renew-on-call", "single-call", "keepalive", "faulty"}[(r>>8)%5]}
 	span := uint64(p.Cfg.TermMax-p.Cfg.TermMin) + 1

@@ -335,6 +335,17 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 		}
 		if cEnded {
 			by := ce.Time.Add(e.bcs(x.lease(id).period))
+			// LS-2: a renewal the grantor makes on its own (the max rule, outside a
+			// call) sets its deadline whatever the holder does: after the holder's
+			// explicit end (which the grantor is not told of), or while the devices
+			// are apart, the grantor lives on to that deadline. A renewal the holder
+			// heard before its timer fired moved its deadline too (notEarly checks
+			// that), so this only admits what the protocol allows.
+			for _, rn := range x.lease(id).renews {
+				if rn.V.Ok && rn.V.By == "server" && rn.Time <= by {
+					by = max(by, rn.Time.Add(e.g.stretch(rn.V.After.Sub(rn.Local))+e.g.steps+time.Millisecond))
+				}
+			}
 			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, x.lease(id).grant.Time, by) {
 				return fmt.Errorf("lease %s: client side %s (%s) at %v but the server side %s, not by %v (bound %v)",
 					id, ce.V.How, ce.V.Cause, ce.Time, endedAt(se, sEnded), by, by.Sub(ce.Time))
@@ -549,6 +560,20 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			}
 			if l := x.lease(id); l.idled && l.idle <= end.Time {
 				continue // abandoned on purpose before it expired
+			}
+			if !x.lease(id).resolved {
+				continue // the holder never received it: nobody used or renewed it
+			}
+			hboot := uint32(1 + e.g.restartsBy(id.Holder, x.lease(id).resolve.Time)) // the holder's incarnation that took it
+			if min(e.g.incarnationEnd(id.Holder, hboot), e.g.incarnationEnd(id.Grantor, id.GBoot)) < end.Time {
+				continue // a side's incarnation crashed first: its state for the lease is gone
+			}
+			other := ls.Client
+			if side == ls.Client {
+				other = ls.Server
+			}
+			if oe, ok := x.firstEnd(id, other); ok && oe.Time < end.Time {
+				continue // ended at the other side first (that end is judged on its own)
 			}
 			if !overlaps(e.g.pair(id.Grantor, id.Holder), end.Time.Add(-w), end.Time) {
 				return fmt.Errorf("lease %s (%s, %s): %s side expired at %v though its devices stayed in range since %v (its lease period %v plus margin %v): a false expiry",
