@@ -25,6 +25,8 @@ const (
 	PropNoSuspicion = "EO-8 no selection without a fault"
 	// PropAliveByWorker: EO-8's I_AM_ALIVE comes from workers only.
 	PropAliveByWorker = "EO-8 only a worker sends I_AM_ALIVE"
+	// PropSelectionWaits: EO-8's selection waits for the higher-priority nodes.
+	PropSelectionWaits = "EO-8 a selection waits for the higher-priority nodes' answers"
 	// PropVariant: the messages of the run's protocol variant only.
 	PropVariant = "EO-1/EO-8 only the variant's messages"
 	// PropAlreadyDone is EO-5's answer of a Ready orchestrator to HIGHER_PRIO.
@@ -112,6 +114,7 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 		{Name: PropAlreadyDone, Class: checker.Safety, Check: checkAlreadyDone},
 		{Name: PropVariant, Class: checker.Safety, Check: w.checkVariant},
 		{Name: PropAliveByWorker, Class: checker.Safety, Check: w.checkAliveByWorker},
+		{Name: PropSelectionWaits, Class: checker.Safety, Check: checkSelectionWaits},
 	}
 }
 
@@ -156,6 +159,46 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 		}
 	}
 	r.Note(fmt.Sprintf("%d I_AM_ALIVE checked", alive))
+	return nil
+}
+
+// checkSelectionWaits (EO-8): an observer that starts a selection asks every node of
+// higher priority (ARE_YOU_THERE) and becomes worker only when none answers in time (or,
+// with none above it, at once): never in the very step that asked. Needs the
+// per-message observations (Config.CountMessages, on in every scenario).
+func checkSelectionWaits(r *checker.Run) error {
+	type key struct {
+		node  sim.NodeID
+		stage eo.StageID
+	}
+	asked := map[key]int{} // index of the step's last ARE_YOU_THERE observation
+	selections := 0
+	var last struct {
+		node sim.NodeID
+		t    sim.Time
+	}
+	step := 0 // observations of one node at one instant form one step
+	for _, o := range r.History() {
+		if o.Node != last.node || o.Time != last.t {
+			step++
+			last.node, last.t = o.Node, o.Time
+		}
+		switch v := o.Value.(type) {
+		case eo.Sent:
+			if v.Kind == "ARE_YOU_THERE" {
+				asked[key{o.Node, v.Stage}] = step
+			}
+		case eo.RoleChange:
+			if v.Role != eo.RoleWorker || !v.Selected {
+				continue
+			}
+			selections++
+			if asked[key{v.Node, v.Stage}] == step {
+				return fmt.Errorf("%s asked the higher-priority nodes of stage %v (ARE_YOU_THERE) and selected itself in the same step, at %v, without waiting for their answers", r.Final[v.Node].Name, v.Stage, o.Time)
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d selections checked", selections))
 	return nil
 }
 

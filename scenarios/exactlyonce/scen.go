@@ -1,8 +1,11 @@
 // Package eoscen registers the exactly-once mobile agent scenarios (names starting
 // "exactlyonce/"), their properties (EO-P1, EO-P2 with porcupine, EO-P3, EO-P5,
 // EO-I1, the atomicity of stage transactions of EO-2/EO-3, EO-8's "no selection
-// without a fault" and EO-5/EO-8's "a worker steps down only for a higher priority
-// or a Ready orchestrator", all in props.go; voter-crash adds its own EO-7
+// without a fault", "only a worker sends I_AM_ALIVE" and "a selection waits for the
+// higher-priority nodes' answers", EO-5's "a Ready orchestrator does not give up",
+// EO-5/EO-8's "a worker steps down only for a higher priority or a Ready
+// orchestrator" and EO-1/EO-8's "only the variant's messages", all in props.go;
+// voter-crash adds its own EO-7
 // property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
 // model-checker configuration "exactlyonce". The protocol is in
 // github.com/simrun-dev/simrun/protocols/exactlyonce.
