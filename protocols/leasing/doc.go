@@ -114,12 +114,17 @@
 // The music player. Both devices run the exchange towards each other at once (§2.1).
 // The match ratio is the share of the responder's library found in the uploaded one. A
 // responder refuses an openSession whose callback has less than MinLeft time left (the
-// reply could not arrive in time; the session would only idle until it expires).
+// reply could not arrive in time; the session would only idle until it expires). An
+// openSession without a callback is refused too (WhyNoCallback).
 //
 // The probe (probe.go) exercises what the music player does not: every pattern, client
 // and server renew, revoke and expire, misuse, and a quiet "keepalive" lease whose
 // holder only renews it on a fixed schedule without looking at its own time left (a
-// holder timer that runs short would show as a false expiry).
+// holder timer that runs short would show as a false expiry); its server also renews
+// basic and renew-on-call leases on its own, outside any call (the holder must be told
+// at once), and it misbehaves on purpose: a far reference to itself and to an
+// undiscovered peer, an openSession without callback, a faulty custom pattern that
+// reports what its LeaseCtl says (KindProbeCtl) before it panics.
 //
 // Leak reports (LS-P4). Device.Leaks and the applications' Leaks run after the run,
 // between handler calls, when the per-call clock reads zero: they judge liveness at the

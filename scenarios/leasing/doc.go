@@ -42,7 +42,8 @@
 //	                       time that was left, for a revoke whose notice is lost); after the
 //	                       holder's side ends, the grantor's ends within two lease periods
 //	                       (a message sent just before may still renew it, a revoking holder
-//	                       delivers until its deadline); the holder's timer never fires
+//	                       delivers until its deadline), or by the deadline of a renewal the
+//	                       grantor made on its own; the holder's timer never fires
 //	                       before a grantor deadline it was told (at the grant, or by the
 //	                       acknowledgement of a renewal sent while in range), less drift and
 //	                       steps; both sides end the same way — an expiry at the grantor is
@@ -63,7 +64,9 @@
 //	                       at some point in its last lease period plus a margin (discovery,
 //	                       retransmission, latencies, drift, steps) — no false expiry. A
 //	                       lease the application abandoned on purpose (KindIdle) before it
-//	                       expired is exempt.
+//	                       expired is exempt, and so is one the holder never received, one
+//	                       that ended at the other side first and one whose other side's
+//	                       incarnation crashed first.
 //	LS-P4                  at the end of the run no device keeps state for an ended lease:
 //	                       runtime entries past their deadline, ended sides, tombstones past
 //	                       their deadline, application state (the music player's partial
@@ -77,9 +80,17 @@
 //	                       fit
 //	LS-4/futures           each future completes once: resolved before its due time or
 //	                       ruined by a timeout at or after it
-//	LS-2/misuse-refused    renewing a revoked lease is refused (the probe tries it)
+//	LS-2/misuse-refused    renewing a revoked or expired lease, and a far reference to the
+//	                       device itself or to a peer not discovered yet, are refused (the
+//	                       probe tries them)
+//	LS-2/pattern-view      a pattern's lease control says live, time left in (0, 2·term]
+//	LS-1/buffered-until-acked, LS-1/no-send-after-expiry, LS-2/released-after-listeners,
+//	LS-3/released-dropped  see props.go
+//	music/no-callback-refused  an openSession without callback is refused, and only the
+//	                       probe's malformed ones lack it
 //
-// Scenario claims: music/transient-completes (if every disconnection was shorter than the
+// Scenario claims: music/once-per-peer (without Again, one exchange per peer and
+// incarnation of the initiator), music/transient-completes (if every disconnection was shorter than the
 // lease minus the margin and well apart, both exchanges complete and no lease expires),
 // music/permanent-cleans-up (if the devices parted for good, every session not finished
 // by then expires at both sides, the partial library is dropped, the initiator stops),
