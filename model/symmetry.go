@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -230,15 +231,7 @@ func (s *symSys) canonical(x *actorSys, t *State) uint64 {
 	for i, id := range s.set {
 		order[i] = ranked{s.signature(x, t, id), id}
 	}
-	slices.SortStableFunc(order, func(a, b ranked) int {
-		switch {
-		case a.sig < b.sig:
-			return -1
-		case a.sig > b.sig:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b ranked) int { return cmp.Compare(a.sig, b.sig) })
 	// Blocks of equal signatures; the candidates send the nodes of block [lo, hi)
 	// onto s.set[lo:hi] in every order.
 	var blocks [][2]int
