@@ -35,8 +35,11 @@ import (
 // it can (node types; the initial state, the workload, crashable nodes, cut pairs and
 // drift are invariant under renaming) and refuses otherwise, in one line; it refuses
 // eventually-properties (a cycle up to symmetry is not a cycle of the system). It cannot
-// check the properties: each must treat the declared nodes alike. VerifySymmetry checks
-// the rest on a small instance, by brute force.
+// check the properties: each must treat the declared nodes alike. Nor can it see a
+// node whose behaviour depends on Input.Rand: the checker derives those bits from the
+// state's fingerprint and the action, which renaming does not carry along, so such a
+// node is not interchangeable. VerifySymmetry checks the rest on a small instance, by
+// brute force.
 type Symmetry struct {
 	// Nodes are the interchangeable nodes (2..7 of them; none: no reduction).
 	Nodes []sim.NodeID
