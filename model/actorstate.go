@@ -307,21 +307,32 @@ func (t *State) fingerprint() uint64 {
 	}
 	x.word(uint64(len(t.links)))
 	for _, l := range t.links {
-		x.word(uint64(uint32(l.from))<<32 | uint64(uint32(l.to)))
-		x.word(uint64(len(l.msgs)))
-		for _, e := range l.msgs {
-			x.word(e.h)
-			x.word(uint64(uint32(e.sent)))
-		}
+		hashLink(&x, l.from, l.to, l.msgs)
 	}
-	x.word(uint64(len(t.cut)))
-	for _, w := range t.cut {
+	return t.fpTail(&x, t.cut, t.ghostH)
+}
+
+// hashLink adds one link queue to a fingerprint.
+func hashLink(x *hasher, from, to sim.NodeID, msgs []envelope) {
+	x.word(uint64(uint32(from))<<32 | uint64(uint32(to)))
+	x.word(uint64(len(msgs)))
+	for _, e := range msgs {
+		x.word(e.h)
+		x.word(uint64(uint32(e.sent)))
+	}
+}
+
+// fpTail adds the cut links (as given: renamed, for symmetry), the clock, the faults
+// used, the ghost's hash (as given) and the panic mark, and returns the fingerprint.
+func (t *State) fpTail(x *hasher, cut []uint64, ghostH uint64) uint64 {
+	x.word(uint64(len(cut)))
+	for _, w := range cut {
 		x.word(w)
 	}
 	x.word(uint64(uint32(t.clock)))
 	f := t.faults
 	x.word(uint64(f.Crashes) | uint64(f.Losses)<<16 | uint64(f.Duplicates)<<32 | uint64(f.Cuts)<<48)
-	x.word(t.ghostH)
+	x.word(ghostH)
 	if t.panic != nil {
 		x.word(1)
 	}

@@ -67,8 +67,61 @@ type symSys struct {
 	perms [][]sim.NodeID
 	// Caches, keyed by (hash, permutation index): the hash of the renamed node slot
 	// (keyed by the slot's pool key: hash and node index), message and ghost value;
-	// keyed by hash: a storage's key set, a message's kind.
-	slots, msgs, ghosts, keys, kinds sync.Map
+	// keyed by hash: a storage's key set, a message's type.
+	slots, msgs, ghosts, keys, kinds hcache
+	scratch                          sync.Pool // *symScratch
+}
+
+// hcache is a concurrent map of 64-bit hashes to 64-bit hashes, sharded to keep the
+// workers off each other's locks (sync.Map's interface keys cost a quarter of the
+// reduction's time).
+type hcache struct {
+	shards [64]struct {
+		mu sync.RWMutex
+		m  map[uint64]uint64
+	}
+}
+
+func (c *hcache) get(key uint64) (uint64, bool) {
+	sh := &c.shards[key>>58]
+	sh.mu.RLock()
+	v, ok := sh.m[key]
+	sh.mu.RUnlock()
+	return v, ok
+}
+
+func (c *hcache) put(key, v uint64) {
+	sh := &c.shards[key>>58]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[uint64]uint64{}
+	}
+	sh.m[key] = v
+	sh.mu.Unlock()
+}
+
+// symScratch holds the buffers of one canonicalization (reused through symSys.scratch).
+type symScratch struct {
+	order  []ranked
+	blocks [][2]int
+	pos    []int
+	perm   []sim.NodeID
+	slots  []uint64
+	links  []rlink
+	msgs   []envelope
+	cut    []uint64
+}
+
+// ranked is a declared node with its signature.
+type ranked struct {
+	sig uint64
+	id  sim.NodeID
+}
+
+// rlink is a renamed link queue: its ends and its messages, msgs[lo:hi] of the scratch.
+type rlink struct {
+	from, to sim.NodeID
+	lo, hi   int
 }
 
 // renameValue renames v's node IDs by p.
@@ -86,16 +139,6 @@ func renameValue(v any, p []sim.NodeID) any {
 }
 
 func permKey(h uint64, k int) uint64 { return sim.Mix64(h ^ sim.Mix64(uint64(k)+0x3c6ef372fe94f82b)) }
-
-// cached returns the cached value for key or computes and stores it.
-func cached(m *sync.Map, key uint64, compute func() uint64) uint64 {
-	if v, ok := m.Load(key); ok {
-		return v.(uint64)
-	}
-	v := compute()
-	m.Store(key, v)
-	return v
-}
 
 // newSymSys validates the declaration against the system and compiles it.
 func (x *actorSys) newSymSys() (*symSys, error) {
@@ -192,7 +235,7 @@ func (x *actorSys) newSymSys() (*symSys, error) {
 				}
 			}
 		}
-		if x.renamedFP(init, p, -1, s) != init.fingerprint() {
+		if x.renamedFP(init, p, -1, s, &symScratch{}) != init.fingerprint() {
 			return nil, fmt.Errorf("%s: the initial state renamed differs (their constructors or start handlers treat them differently, or a field holds a NodeID that names no node — a zero meaning \"none\", say — which needs a RenameNodes method)", pair)
 		}
 	}
@@ -228,19 +271,21 @@ func nextPerm(idx []int) bool {
 // fingerprint. Only nodes with equal signatures are permuted among themselves: a few
 // renamings instead of |Nodes|! when the nodes are in different situations.
 func (s *symSys) canonical(x *actorSys, t *State) uint64 {
+	sc, _ := s.scratch.Get().(*symScratch)
+	if sc == nil {
+		sc = &symScratch{}
+	}
+	defer s.scratch.Put(sc)
 	m := len(s.set)
-	type ranked struct {
-		sig uint64
-		id  sim.NodeID
+	order := sc.order[:0]
+	for _, id := range s.set {
+		order = append(order, ranked{s.signature(x, t, id), id})
 	}
-	order := make([]ranked, m)
-	for i, id := range s.set {
-		order[i] = ranked{s.signature(x, t, id), id}
-	}
+	sc.order = order
 	slices.SortStableFunc(order, func(a, b ranked) int { return cmp.Compare(a.sig, b.sig) })
 	// Blocks of equal signatures; the candidates send the nodes of block [lo, hi)
 	// onto s.set[lo:hi] in every order.
-	var blocks [][2]int
+	blocks := sc.blocks[:0]
 	for lo := 0; lo < m; {
 		hi := lo + 1
 		for hi < m && order[hi].sig == order[lo].sig {
@@ -249,14 +294,17 @@ func (s *symSys) canonical(x *actorSys, t *State) uint64 {
 		blocks = append(blocks, [2]int{lo, hi})
 		lo = hi
 	}
-	pos := make([]int, m) // pos[j]: the node (index into order) sent onto s.set[j]
-	for j := range pos {
-		pos[j] = j
+	sc.blocks = blocks
+	pos := sc.pos[:0] // pos[j]: the node (index into order) sent onto s.set[j]
+	for j := 0; j < m; j++ {
+		pos = append(pos, j)
 	}
-	p := make([]sim.NodeID, x.n)
-	for i := range p {
-		p[i] = sim.NodeID(i)
+	sc.pos = pos
+	p := sc.perm[:0]
+	for i := 0; i < x.n; i++ {
+		p = append(p, sim.NodeID(i))
 	}
+	sc.perm = p
 	best := uint64(0)
 	first := true
 	for {
@@ -266,7 +314,7 @@ func (s *symSys) canonical(x *actorSys, t *State) uint64 {
 		k := s.rank(p)
 		f := t.fp
 		if k > 0 {
-			f = x.renamedFP(t, s.perms[k], k, s)
+			f = x.renamedFP(t, s.perms[k], k, s, sc)
 		}
 		if first || f < best {
 			best, first = f, false
@@ -290,7 +338,7 @@ func (s *symSys) canonical(x *actorSys, t *State) uint64 {
 // rank returns the index of permutation p in s.perms.
 func (s *symSys) rank(p []sim.NodeID) int {
 	m := len(s.set)
-	img := make([]int, m) // img[i]: position in s.set of p(s.set[i])
+	var img [maxSymNodes]int // img[i]: position in s.set of p(s.set[i])
 	for i, id := range s.set {
 		img[i], _ = slices.BinarySearch(s.set, p[id])
 	}
@@ -325,13 +373,16 @@ func (s *symSys) signature(x *actorSys, t *State, id sim.NodeID) uint64 {
 		h.word(tm.h)
 		h.word(uint64(uint32(tm.deadline)))
 	}
-	h.word(cached(&s.keys, ns.sh, func() uint64 {
+	keys, ok := s.keys.get(ns.sh)
+	if !ok {
 		k := newHasher(0x6b6579)
 		for _, key := range ns.store.Keys() {
 			k.word(hashString(key))
 		}
-		return k.sum()
-	}))
+		keys = k.sum()
+		s.keys.put(ns.sh, keys)
+	}
+	h.word(keys)
 	other := func(n sim.NodeID) uint64 {
 		switch {
 		case n == id:
@@ -348,7 +399,11 @@ func (s *symSys) signature(x *actorSys, t *State, id sim.NodeID) uint64 {
 		}
 		for _, e := range l.msgs {
 			// The message's type, not its Kind (a Kind may name a node).
-			kind := cached(&s.kinds, e.h, func() uint64 { return hashString(sim.TypeName(reflect.TypeOf(e.msg))) })
+			kind, ok := s.kinds.get(e.h)
+			if !ok {
+				kind = hashString(sim.TypeName(reflect.TypeOf(e.msg)))
+				s.kinds.put(e.h, kind)
+			}
 			if l.to == id {
 				msgs += sim.Mix64(kind ^ sim.Mix64(other(l.from)+0x1000))
 			}
@@ -374,65 +429,82 @@ func (s *symSys) signature(x *actorSys, t *State, id sim.NodeID) uint64 {
 }
 
 // renamedFP returns the plain fingerprint of t renamed by p (k: p's index in s.perms
-// for the caches, -1 for none).
-func (x *actorSys) renamedFP(t *State, p []sim.NodeID, k int, s *symSys) uint64 {
-	u := State{sys: x, clock: t.clock, faults: t.faults, panic: t.panic}
-	u.nodes = make([]*nodeSlot, len(t.nodes))
-	slots := make([]nodeSlot, len(t.nodes))
+// for the caches, -1 for none), hashed as State.fingerprint hashes, from the scratch
+// buffers sc.
+func (x *actorSys) renamedFP(t *State, p []sim.NodeID, k int, s *symSys, sc *symScratch) uint64 {
+	n := len(t.nodes)
+	sc.slots = slices.Grow(sc.slots[:0], n)[:n]
 	for i, ns := range t.nodes {
-		h := func() uint64 { return x.renamedSlot(ns, p) }
-		if k >= 0 {
-			h = func() uint64 {
-				return cached(&s.slots, permKey(perNode(ns.hs, i), k), func() uint64 { return x.renamedSlot(ns, p) })
+		var h uint64
+		key := permKey(perNode(ns.hs, i), k)
+		if v, ok := s.slots.get(key); ok && k >= 0 {
+			h = v
+		} else {
+			h = x.renamedSlot(ns, p)
+			if k >= 0 {
+				s.slots.put(key, h)
 			}
 		}
-		slots[p[i]].hs = h()
-		u.nodes[p[i]] = &slots[p[i]]
+		sc.slots[p[i]] = h
 	}
-	u.links = make([]*link, len(t.links))
-	ls := make([]link, len(t.links))
-	for i, l := range t.links {
-		msgs := make([]envelope, len(l.msgs))
-		for j, e := range l.msgs {
-			h := func() uint64 { return msgHash(renameValue(e.msg, p).(sim.Message)) }
-			if k >= 0 {
-				h = func() uint64 {
-					return cached(&s.msgs, permKey(e.h, k), func() uint64 { return msgHash(renameValue(e.msg, p).(sim.Message)) })
+	sc.links, sc.msgs = sc.links[:0], sc.msgs[:0]
+	for _, l := range t.links {
+		lo := len(sc.msgs)
+		for _, e := range l.msgs {
+			key := permKey(e.h, k)
+			h, ok := s.msgs.get(key)
+			if !ok || k < 0 {
+				h = msgHash(renameValue(e.msg, p).(sim.Message))
+				if k >= 0 {
+					s.msgs.put(key, h)
 				}
 			}
-			msgs[j] = envelope{h: h(), sent: e.sent}
+			sc.msgs = append(sc.msgs, envelope{h: h, sent: e.sent})
 		}
 		if x.a.Network.Unordered {
-			slices.SortFunc(msgs, cmpEnvelope)
+			slices.SortFunc(sc.msgs[lo:], cmpEnvelope)
 		}
-		ls[i] = link{from: p[l.from], to: p[l.to], msgs: msgs}
-		u.links[i] = &ls[i]
+		sc.links = append(sc.links, rlink{from: p[l.from], to: p[l.to], lo: lo, hi: len(sc.msgs)})
 	}
-	slices.SortFunc(u.links, func(a, b *link) int {
+	slices.SortFunc(sc.links, func(a, b rlink) int {
 		if a.from != b.from {
 			return int(a.from - b.from)
 		}
 		return int(a.to - b.to)
 	})
+	var cut []uint64
 	if t.cut != nil {
-		n := len(t.nodes)
-		u.cut = make([]uint64, len(t.cut))
+		sc.cut = slices.Grow(sc.cut[:0], len(t.cut))[:len(t.cut)]
+		clear(sc.cut)
 		for i := 0; i < n*n; i++ {
 			if t.cut[i/64]&(1<<(i%64)) != 0 {
 				j := int(p[i/n])*n + int(p[i%n])
-				u.cut[j/64] |= 1 << (j % 64)
+				sc.cut[j/64] |= 1 << (j % 64)
 			}
 		}
+		cut = sc.cut
 	}
+	ghostH := t.ghostH
 	if x.a.Ghost.Fold != nil {
-		g := func() uint64 { return ghostHash(renameValue(t.ghost, p)) }
-		if k >= 0 {
-			u.ghostH = cached(&s.ghosts, permKey(t.ghostH, k), g)
-		} else {
-			u.ghostH = g()
+		key := permKey(t.ghostH, k)
+		g, ok := s.ghosts.get(key)
+		if !ok || k < 0 {
+			g = ghostHash(renameValue(t.ghost, p))
+			if k >= 0 {
+				s.ghosts.put(key, g)
+			}
 		}
+		ghostH = g
 	}
-	return u.fingerprint()
+	h := newHasher(0xac70)
+	for _, v := range sc.slots {
+		h.word(v)
+	}
+	h.word(uint64(len(sc.links)))
+	for _, l := range sc.links {
+		hashLink(&h, l.from, l.to, sc.msgs[l.lo:l.hi])
+	}
+	return t.fpTail(&h, cut, ghostH)
 }
 
 // renamedSlot returns the hash of node slot ns renamed by p.
@@ -511,11 +583,12 @@ func VerifySymmetry(sys *Actors, maxStates int64) (SymmetryReport, error) {
 		}
 	}
 	orbits := map[uint64]bool{}
+	sc := &symScratch{}
 	for fp, s := range seen {
 		least := fp
 		canon := sym.canonical(x, s)
 		for k, p := range sym.perms[1:] {
-			q := x.renamedFP(s, p, k+1, sym)
+			q := x.renamedFP(s, p, k+1, sym, sc)
 			r, ok := seen[q]
 			if ok && sym.canonical(x, r) != canon {
 				return rep, fmt.Errorf("model: VerifySymmetry: a state and its renaming by %s have different representatives (a NodeRenamer that is not a permutation's action?)", x.permString(p))
