@@ -44,20 +44,30 @@ type nodeSlot struct {
 // hash hashes the slot from its component hashes.
 func (ns *nodeSlot) hash() uint64 {
 	x := newHasher(0x510e)
+	x.word(ns.upLocal())
+	x.word(uint64(ns.inj))
+	x.word(ns.h)
+	x.word(ns.sh)
+	ns.hashTimers(&x)
+	return x.sum()
+}
+
+// upLocal packs whether the node is up with its local clock (one hash word).
+func (ns *nodeSlot) upLocal() uint64 {
 	up := uint64(0)
 	if ns.node != nil {
 		up = 1
 	}
-	x.word(up | uint64(uint32(ns.local))<<32)
-	x.word(uint64(ns.inj))
-	x.word(ns.h)
-	x.word(ns.sh)
+	return up | uint64(uint32(ns.local))<<32
+}
+
+// hashTimers adds the pending timers (IDs and deadlines) to a hash.
+func (ns *nodeSlot) hashTimers(x *hasher) {
 	x.word(uint64(len(ns.timers)))
 	for _, tm := range ns.timers {
 		x.word(tm.h)
 		x.word(uint64(uint32(tm.deadline)))
 	}
-	return x.sum()
 }
 
 type timerSlot struct {

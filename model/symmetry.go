@@ -138,6 +138,15 @@ func renameValue(v any, p []sim.NodeID) any {
 	return sim.RenameNodeIDs(v, f)
 }
 
+// identity returns the identity map over n node IDs, in buf's storage.
+func identity(buf []sim.NodeID, n int) []sim.NodeID {
+	buf = buf[:0]
+	for i := 0; i < n; i++ {
+		buf = append(buf, sim.NodeID(i))
+	}
+	return buf
+}
+
 func permKey(h uint64, k int) uint64 { return sim.Mix64(h ^ sim.Mix64(uint64(k)+0x3c6ef372fe94f82b)) }
 
 // newSymSys validates the declaration against the system and compiles it.
@@ -170,16 +179,12 @@ func (x *actorSys) newSymSys() (*symSys, error) {
 	}
 	// Every permutation of set, as a full map over the node IDs; identity first (in
 	// lexicographic order of the images of the sorted set: rank computes the index).
-
 	idx := make([]int, len(sorted))
 	for i := range idx {
 		idx[i] = i
 	}
 	for {
-		p := make([]sim.NodeID, x.n)
-		for i := range p {
-			p[i] = sim.NodeID(i)
-		}
+		p := identity(nil, x.n)
 		for i, j := range idx {
 			p[sorted[i]] = sorted[j]
 		}
@@ -195,12 +200,14 @@ func (x *actorSys) newSymSys() (*symSys, error) {
 		return s, nil // the panic is the verdict; nothing to reduce
 	}
 	typ := func(id sim.NodeID) reflect.Type { return reflect.TypeOf(init.nodes[id].node) }
+	cutPair := map[[2]sim.NodeID]bool{}
+	for _, q := range x.pairs {
+		cutPair[q] = true
+	}
+	sc := &symScratch{}
 	for _, b := range sorted[1:] {
 		a := sorted[0]
-		p := make([]sim.NodeID, x.n)
-		for i := range p {
-			p[i] = sim.NodeID(i)
-		}
+		p := identity(nil, x.n)
 		p[a], p[b] = b, a
 		pair := fmt.Sprintf("symmetry: nodes %s and %s are not interchangeable", x.names[a], x.names[b])
 		if typ(a) != typ(b) {
@@ -224,18 +231,14 @@ func (x *actorSys) newSymSys() (*symSys, error) {
 			}
 		}
 		if x.a.Cuts.Pairs != nil {
-			have := map[[2]sim.NodeID]bool{}
-			for _, q := range x.pairs {
-				have[q] = true
-			}
 			for _, q := range x.pairs {
 				r := [2]sim.NodeID{p[q[0]], p[q[1]]}
-				if !have[r] && !(!x.a.Cuts.OneWay && have[[2]sim.NodeID{r[1], r[0]}]) {
+				if !cutPair[r] && !(!x.a.Cuts.OneWay && cutPair[[2]sim.NodeID{r[1], r[0]}]) {
 					return nil, fmt.Errorf("%s: the cut pair %s-%s renamed is not a cut pair", pair, x.names[q[0]], x.names[q[1]])
 				}
 			}
 		}
-		if x.renamedFP(init, p, -1, s, &symScratch{}) != init.fingerprint() {
+		if k := s.rank(p); x.renamedFP(init, s.perms[k], k, s, sc) != init.fingerprint() {
 			return nil, fmt.Errorf("%s: the initial state renamed differs (their constructors or start handlers treat them differently, or a field holds a NodeID that names no node — a zero meaning \"none\", say — which needs a RenameNodes method)", pair)
 		}
 	}
@@ -300,10 +303,7 @@ func (s *symSys) canonical(x *actorSys, t *State) uint64 {
 		pos = append(pos, j)
 	}
 	sc.pos = pos
-	p := sc.perm[:0]
-	for i := 0; i < x.n; i++ {
-		p = append(p, sim.NodeID(i))
-	}
+	p := identity(sc.perm, x.n)
 	sc.perm = p
 	best := uint64(0)
 	first := true
@@ -362,17 +362,9 @@ func (s *symSys) rank(p []sim.NodeID) int {
 func (s *symSys) signature(x *actorSys, t *State, id sim.NodeID) uint64 {
 	ns := t.nodes[id]
 	h := newHasher(0x5167)
-	up := uint64(0)
-	if ns.node != nil {
-		up = 1
-	}
-	h.word(up | uint64(uint32(ns.local))<<32)
+	h.word(ns.upLocal())
 	h.word(uint64(ns.inj))
-	h.word(uint64(len(ns.timers)))
-	for _, tm := range ns.timers {
-		h.word(tm.h)
-		h.word(uint64(uint32(tm.deadline)))
-	}
+	ns.hashTimers(&h)
 	keys, ok := s.keys.get(ns.sh)
 	if !ok {
 		k := newHasher(0x6b6579)
@@ -428,22 +420,17 @@ func (s *symSys) signature(x *actorSys, t *State, id sim.NodeID) uint64 {
 	return h.sum()
 }
 
-// renamedFP returns the plain fingerprint of t renamed by p (k: p's index in s.perms
-// for the caches, -1 for none), hashed as State.fingerprint hashes, from the scratch
-// buffers sc.
+// renamedFP returns the plain fingerprint of t renamed by p = s.perms[k], hashed as
+// State.fingerprint hashes, from the scratch buffers sc.
 func (x *actorSys) renamedFP(t *State, p []sim.NodeID, k int, s *symSys, sc *symScratch) uint64 {
 	n := len(t.nodes)
 	sc.slots = slices.Grow(sc.slots[:0], n)[:n]
 	for i, ns := range t.nodes {
-		var h uint64
 		key := permKey(perNode(ns.hs, i), k)
-		if v, ok := s.slots.get(key); ok && k >= 0 {
-			h = v
-		} else {
+		h, ok := s.slots.get(key)
+		if !ok {
 			h = x.renamedSlot(ns, p)
-			if k >= 0 {
-				s.slots.put(key, h)
-			}
+			s.slots.put(key, h)
 		}
 		sc.slots[p[i]] = h
 	}
@@ -453,11 +440,9 @@ func (x *actorSys) renamedFP(t *State, p []sim.NodeID, k int, s *symSys, sc *sym
 		for _, e := range l.msgs {
 			key := permKey(e.h, k)
 			h, ok := s.msgs.get(key)
-			if !ok || k < 0 {
+			if !ok {
 				h = msgHash(renameValue(e.msg, p).(sim.Message))
-				if k >= 0 {
-					s.msgs.put(key, h)
-				}
+				s.msgs.put(key, h)
 			}
 			sc.msgs = append(sc.msgs, envelope{h: h, sent: e.sent})
 		}
@@ -488,11 +473,9 @@ func (x *actorSys) renamedFP(t *State, p []sim.NodeID, k int, s *symSys, sc *sym
 	if x.a.Ghost.Fold != nil {
 		key := permKey(t.ghostH, k)
 		g, ok := s.ghosts.get(key)
-		if !ok || k < 0 {
+		if !ok {
 			g = ghostHash(renameValue(t.ghost, p))
-			if k >= 0 {
-				s.ghosts.put(key, g)
-			}
+			s.ghosts.put(key, g)
 		}
 		ghostH = g
 	}

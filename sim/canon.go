@@ -30,9 +30,27 @@ func settable(v reflect.Value) reflect.Value {
 	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
 }
 
-func deepCopy(dst, src reflect.Value, depth int) {
+func deepCopy(dst, src reflect.Value, depth int) { copyValue(dst, src, nil, depth) }
+
+// copyValue deep-copies src into dst, replacing every NodeID by f(id) when f is set
+// (RenameNodeIDs; Env is kept); with f nil it is DeepCopy.
+func copyValue(dst, src reflect.Value, f func(NodeID) NodeID, depth int) {
 	if depth > 1000 {
-		panic("sim: DeepCopy: value too deep (pointer cycle?)")
+		panic("sim: DeepCopy/RenameNodeIDs: value too deep (pointer cycle?)")
+	}
+	t := src.Type()
+	if f != nil {
+		if t == nodeIDType {
+			if id := NodeID(src.Int()); id != Env {
+				dst.SetInt(int64(f(id)))
+			} else {
+				dst.SetInt(int64(id))
+			}
+			return
+		}
+		if src.Kind() != reflect.Interface && !holdsNodeID(t) {
+			f = nil // nothing below to rename: a plain copy
+		}
 	}
 	switch src.Kind() {
 	case reflect.Pointer:
@@ -40,59 +58,58 @@ func deepCopy(dst, src reflect.Value, depth int) {
 			dst.SetZero()
 			return
 		}
-		n := reflect.New(src.Type().Elem())
-		deepCopy(n.Elem(), src.Elem(), depth+1)
+		n := reflect.New(t.Elem())
+		copyValue(n.Elem(), src.Elem(), f, depth+1)
 		dst.Set(n)
 	case reflect.Slice:
 		if src.IsNil() {
 			dst.SetZero()
 			return
 		}
-		n := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
-		if isFlat(src.Type().Elem()) {
+		n := reflect.MakeSlice(t, src.Len(), src.Len())
+		if f == nil && isFlat(t.Elem()) {
 			reflect.Copy(n, src)
 		} else {
 			for i := 0; i < src.Len(); i++ {
-				deepCopy(n.Index(i), src.Index(i), depth+1)
+				copyValue(n.Index(i), src.Index(i), f, depth+1)
 			}
 		}
 		dst.Set(n)
 	case reflect.Array:
-		if isFlat(src.Type()) {
+		if f == nil && isFlat(t) {
 			dst.Set(src)
 			return
 		}
 		for i := 0; i < src.Len(); i++ {
-			deepCopy(dst.Index(i), src.Index(i), depth+1)
+			copyValue(dst.Index(i), src.Index(i), f, depth+1)
 		}
 	case reflect.Map:
 		if src.IsNil() {
 			dst.SetZero()
 			return
 		}
-		t := src.Type()
 		n := reflect.MakeMapWithSize(t, src.Len())
 		it := src.MapRange()
 		for it.Next() {
 			k := reflect.New(t.Key()).Elem()
-			deepCopy(k, it.Key(), depth+1)
+			copyValue(k, it.Key(), f, depth+1)
 			e := reflect.New(t.Elem()).Elem()
-			deepCopy(e, it.Value(), depth+1)
+			copyValue(e, it.Value(), f, depth+1)
 			n.SetMapIndex(k, e)
 		}
 		dst.Set(n)
 	case reflect.Struct:
-		if isFlat(src.Type()) {
+		if f == nil && isFlat(t) {
 			dst.Set(src)
 			return
 		}
 		if !src.CanAddr() {
-			tmp := reflect.New(src.Type()).Elem()
+			tmp := reflect.New(t).Elem()
 			tmp.Set(src)
 			src = tmp
 		}
 		for i := 0; i < src.NumField(); i++ {
-			deepCopy(settable(dst.Field(i)), settable(src.Field(i)), depth+1)
+			copyValue(settable(dst.Field(i)), settable(src.Field(i)), f, depth+1)
 		}
 	case reflect.Interface:
 		if src.IsNil() {
@@ -101,7 +118,7 @@ func deepCopy(dst, src reflect.Value, depth int) {
 		}
 		e := src.Elem()
 		c := reflect.New(e.Type()).Elem()
-		deepCopy(c, e, depth+1)
+		copyValue(c, e, f, depth+1)
 		dst.Set(c)
 	default:
 		dst.Set(src)

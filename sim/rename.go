@@ -19,99 +19,21 @@ import (
 func RenameNodeIDs[T any](v T, f func(NodeID) NodeID) T {
 	src := reflect.ValueOf(&v).Elem()
 	dst := reflect.New(src.Type()).Elem()
-	renameCopy(dst, src, f, 0)
+	copyValue(dst, src, f, 0)
 	out, _ := dst.Interface().(T) // a nil interface value stays the zero T
 	return out
 }
 
 var nodeIDType = reflect.TypeFor[NodeID]()
 
-func renameCopy(dst, src reflect.Value, f func(NodeID) NodeID, depth int) {
-	if depth > 1000 {
-		panic("sim: RenameNodeIDs: value too deep (pointer cycle?)")
-	}
-	t := src.Type()
-	if t == nodeIDType {
-		id := NodeID(src.Int())
-		if id != Env {
-			id = f(id)
-		}
-		dst.SetInt(int64(id))
-		return
-	}
-	if src.Kind() != reflect.Interface && !holdsNodeID(t) {
-		deepCopy(dst, src, depth)
-		return
-	}
-	switch src.Kind() {
-	case reflect.Pointer:
-		if src.IsNil() {
-			dst.SetZero()
-			return
-		}
-		n := reflect.New(t.Elem())
-		renameCopy(n.Elem(), src.Elem(), f, depth+1)
-		dst.Set(n)
-	case reflect.Slice:
-		if src.IsNil() {
-			dst.SetZero()
-			return
-		}
-		n := reflect.MakeSlice(t, src.Len(), src.Len())
-		for i := 0; i < src.Len(); i++ {
-			renameCopy(n.Index(i), src.Index(i), f, depth+1)
-		}
-		dst.Set(n)
-	case reflect.Array:
-		for i := 0; i < src.Len(); i++ {
-			renameCopy(dst.Index(i), src.Index(i), f, depth+1)
-		}
-	case reflect.Map:
-		if src.IsNil() {
-			dst.SetZero()
-			return
-		}
-		n := reflect.MakeMapWithSize(t, src.Len())
-		it := src.MapRange()
-		for it.Next() {
-			k := reflect.New(t.Key()).Elem()
-			renameCopy(k, it.Key(), f, depth+1)
-			e := reflect.New(t.Elem()).Elem()
-			renameCopy(e, it.Value(), f, depth+1)
-			n.SetMapIndex(k, e)
-		}
-		dst.Set(n)
-	case reflect.Struct:
-		if !src.CanAddr() {
-			tmp := reflect.New(t).Elem()
-			tmp.Set(src)
-			src = tmp
-		}
-		for i := 0; i < src.NumField(); i++ {
-			renameCopy(settable(dst.Field(i)), settable(src.Field(i)), f, depth+1)
-		}
-	case reflect.Interface:
-		if src.IsNil() {
-			dst.SetZero()
-			return
-		}
-		e := src.Elem()
-		c := reflect.New(e.Type()).Elem()
-		renameCopy(c, e, f, depth+1)
-		dst.Set(c)
-	default:
-		dst.Set(src)
-	}
-}
-
-// idCache remembers whether a type can hold a NodeID (interfaces are decided by their
-// dynamic values, so they count as not holding one here).
+// idCache remembers whether a type can hold a NodeID (an interface can: its dynamic
+// value decides, at copy time).
 var (
 	idMu    sync.RWMutex
 	idCache = map[reflect.Type]bool{}
 )
 
-// holdsNodeID reports whether values of t may contain a NodeID outside interfaces.
+// holdsNodeID reports whether values of t may contain a NodeID.
 func holdsNodeID(t reflect.Type) bool {
 	idMu.RLock()
 	h, ok := idCache[t]

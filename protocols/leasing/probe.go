@@ -305,17 +305,17 @@ func (p *Probe) end(rt *Runtime, c *ProbeClient) {
 // misuse renews a lease the client has just ended, on purpose: the runtime must
 // refuse it.
 func (p *Probe) misuse(rt *Runtime, c *ProbeClient, op string) {
-	err := rt.Renew(c.Ref, c.Req.Term)
-	m := ProbeMisuse{Ref: c.Ref, Op: op, Rejected: err != nil}
-	if err != nil {
-		m.Err = err.Error()
-	}
-	rt.Observe(KindProbeMisuse, m)
+	observeMisuse(rt, c.Ref, op, rt.Renew(c.Ref, c.Req.Term))
 }
 
 // farMisuse asks for a far reference the runtime must refuse.
 func (p *Probe) farMisuse(rt *Runtime, peer sim.NodeID, op string) {
 	ref, err := rt.Far(peer)
+	observeMisuse(rt, ref, op, err)
+}
+
+// observeMisuse records a deliberate misuse and the runtime's answer (KindProbeMisuse).
+func observeMisuse(rt *Runtime, ref RefID, op string, err error) {
 	m := ProbeMisuse{Ref: ref, Op: op, Rejected: err != nil}
 	if err != nil {
 		m.Err = err.Error()
