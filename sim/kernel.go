@@ -561,6 +561,13 @@ func (k *Kernel) apply(n NodeID, local Time, rec *TraceRecord) {
 	for _, e := range o.sends {
 		k.send(n, e, rec)
 	}
+	if need := len(k.history) + len(o.obs); need > cap(k.history) {
+		// Double rather than let append grow a long history by a quarter at a time:
+		// each growth copies every observation (pointers, so with write barriers).
+		h := make([]Observation, len(k.history), max(need, 2*cap(k.history), 256))
+		copy(h, k.history)
+		k.history = h
+	}
 	for i := range o.obs {
 		k.history = append(k.history, Observation{
 			Index: k.nextObs, Time: k.now, Local: local, Node: n,

@@ -80,9 +80,11 @@ func LeaseModel() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return linState{} },
 		Step: func(state, input, output any) (bool, any) {
+			// A step that leaves the state as it was returns state itself: boxing an
+			// unchanged copy would allocate once per delivery.
 			s, in := state.(linState), input.(LinIn)
 			if output == nil {
-				return true, s // pending: the grantor never saw it
+				return true, state // pending: the grantor never saw it
 			}
 			o := output.(LinOut)
 			live := s.granted && !s.ended && o.At < s.deadline
@@ -94,10 +96,10 @@ func LeaseModel() porcupine.Model {
 				s.granted, s.deadline = true, o.After
 				return true, s
 			case LinDeliver:
-				return o.Ok == live, s
+				return o.Ok == live, state
 			case LinRenew:
 				if !o.Ok {
-					return !live, s
+					return !live, state
 				}
 				if !live || o.Before != s.deadline || o.After != max(s.deadline, o.At.Add(in.D)) {
 					return false, s
@@ -151,7 +153,12 @@ func LeaseModel() porcupine.Model {
 
 // leaseOps extracts every lease's operations from a run (partitioned by lease).
 func leaseOps(x *index) []checker.Operation {
-	var ops []checker.Operation
+	n := 0
+	for _, id := range x.leases {
+		l := x.lease(id)
+		n += 1 + len(l.sends) + len(l.renews) + len(l.ends[sideIdx(ls.Server)])
+	}
+	ops := make([]checker.Operation, 0, n)
 	for _, id := range x.leases {
 		key := id.String()
 		l := x.lease(id)
