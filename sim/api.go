@@ -135,7 +135,10 @@ type NodeSpec struct {
 	New  func() Node
 }
 
-// Cloner is implemented by nodes that deep-copy themselves faster than DeepCopy.
+// Cloner is implemented by nodes that deep-copy themselves faster than DeepCopy. A
+// clone may share state with the original copy-on-write, as long as neither ever sees
+// the other's later changes; Clone must not modify the original (the model checker
+// clones stored nodes from several goroutines at once).
 type Cloner interface{ Clone() Node }
 
 // StateEncoder is implemented by nodes (or any state value) that encode themselves

@@ -237,6 +237,9 @@ type Node struct {
 	local      []localMsg              // volatile: messages to self, drained per call
 	inq        map[StageID]bool        // volatile: inquiry timer armed
 	resends    int                     // stable when bounded: periodic re-arms so far (Config.Resends)
+	owned      uint16                  // maps referenced by this node only (copy-on-write, see Clone)
+	written    uint16                  // maps written in the current handler call
+	cloned     bool                    // made by Clone and not handled since
 
 	out *sim.Outbox // valid during Handle only
 	now sim.Time
@@ -285,6 +288,7 @@ type commitRecord struct {
 // Handle implements sim.Node.
 func (n *Node) Handle(in sim.Input, out *sim.Outbox) {
 	n.out, n.now, n.rnd, n.id = out, in.Now, in.Rand, in.Self
+	n.written = 0
 	switch in.Kind {
 	case sim.Start:
 		n.init()
@@ -303,22 +307,20 @@ func (n *Node) Handle(in sim.Input, out *sim.Outbox) {
 	}
 	// Nothing of the call itself stays in the node: the model checker fingerprints it.
 	n.local, n.out, n.now, n.rnd = nil, nil, 0, 0
+	if n.cloned {
+		// A clone keeps exclusive only the maps its first call wrote: the maps Clone
+		// copied for it and it did not write need not be copied again when it is cloned
+		// in turn (a map treated as shared is only copied once more, on its next write).
+		n.owned &= n.written
+		n.cloned = false
+	}
 }
 
 func (n *Node) init() {
 	// The node is fresh (NodeSpec.New builds it for Start and for every Restart). Its
-	// maps stay nil until first written (writes go through put): the model checker
-	// clones a node for every step it explores, and most maps are empty most of the
-	// time.
+	// maps stay nil until first written, and become nil again when emptied (writes go
+	// through put and del, see state.go): most maps are empty most of the time.
 	n.started = true
-}
-
-// put sets (*m)[k] = v, allocating the map on first use.
-func put[K comparable, V any](m *map[K]V, k K, v V) {
-	if *m == nil {
-		*m = make(map[K]V, 1)
-	}
-	(*m)[k] = v
 }
 
 // send delivers m to node to: through the network, or, for the node itself, through
@@ -336,7 +338,7 @@ func (n *Node) send(to sim.NodeID, m staged) {
 
 func (n *Node) receive(from sim.NodeID, m sim.Message) {
 	if from != n.id && from != sim.Env && n.suspects[from] {
-		delete(n.suspects, from) // it is alive: no longer left out of Puts
+		del(n, ownSuspects, &n.suspects, from) // it is alive: no longer left out of Puts
 	}
 	switch m := m.(type) {
 	case kickMsg:
@@ -599,7 +601,7 @@ func (n *Node) storeOrchSet(s StageID) {
 	if set := n.orchSet[s]; len(set) > 0 {
 		n.out.Store(stageKey(preOrchSet, s), set)
 	} else {
-		delete(n.orchSet, s)
+		del(n, ownOrchSet, &n.orchSet, s)
 		n.out.Delete(stageKey(preOrchSet, s))
 	}
 }
@@ -608,7 +610,7 @@ func (n *Node) storeOrch(s StageID) {
 	if o, ok := n.orch[s]; ok && o.State != OrchUnknown {
 		n.out.Store(stageKey(preOrch, s), *o)
 	} else {
-		delete(n.orch, s)
+		del(n, ownOrch, &n.orch, s)
 		n.out.Delete(stageKey(preOrch, s))
 	}
 }
@@ -654,33 +656,33 @@ func (n *Node) load(st sim.StableView) {
 		case k == keyBound:
 			b, _ := sim.Load[boundRecord](st, k)
 			for _, c := range b.Attempts {
-				put(&n.attempts, c.Stage, c.N)
+				put(n, ownAttempts, &n.attempts, c.Stage, c.N)
 			}
 			for _, c := range b.Selections {
-				put(&n.selections, c.Stage, c.N)
+				put(n, ownSelections, &n.selections, c.Stage, c.N)
 			}
 			n.resends = b.Resends
 		case strings.HasPrefix(k, preQueue):
 			e, _ := sim.Load[queueEntry](st, k)
-			put(&n.queue, parseStageKey(k, preQueue), &e)
+			put(n, ownQueue, &n.queue, parseStageKey(k, preQueue), &e)
 		case strings.HasPrefix(k, preOrchSet):
 			set, _ := sim.Load[[]VoteEntry](st, k)
-			put(&n.orchSet, parseStageKey(k, preOrchSet), set)
+			put(n, ownOrchSet, &n.orchSet, parseStageKey(k, preOrchSet), set)
 		case strings.HasPrefix(k, preOrch):
 			o, _ := sim.Load[orchRecord](st, k)
-			put(&n.orch, parseStageKey(k, preOrch), &o)
+			put(n, ownOrch, &n.orch, parseStageKey(k, preOrch), &o)
 		case strings.HasPrefix(k, prePrep):
 			p, _ := sim.Load[preparedPut](st, k)
-			put(&n.prepared, parseTidKey(k, prePrep), &p)
+			put(n, ownPrepared, &n.prepared, parseTidKey(k, prePrep), &p)
 		case strings.HasPrefix(k, preCommit):
 			c, _ := sim.Load[commitRecord](st, k)
-			put(&n.commitLog, parseTidKey(k, preCommit), &c)
+			put(n, ownCommitLog, &n.commitLog, parseTidKey(k, preCommit), &c)
 		case strings.HasPrefix(k, preResPrep):
 			r, _ := sim.Load[resPrepared](st, k)
-			put(&n.resPrep, parseTidKey(k, preResPrep), &r)
+			put(n, ownResPrep, &n.resPrep, parseTidKey(k, preResPrep), &r)
 		case strings.HasPrefix(k, prePool):
 			p, _ := sim.Load[Pool](st, k)
-			put(&n.pools, k[len(prePool):], &p)
+			put(n, ownPools, &n.pools, k[len(prePool):], &p)
 		default:
 			panic("exactlyonce: unknown stable key " + k)
 		}

@@ -56,6 +56,7 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 		}
 		return
 	}
+	x = n.txW(s) // modified below
 	if x.orchVote != 0 {
 		// Ready already. Keep later yes votes so phase 2 reaches those voters too.
 		if a == ansYes {
@@ -142,7 +143,7 @@ func dropCond(cs []condVote, v sim.NodeID) []condVote {
 // orchReady enters Ready and returns rm_yes to the TM (EO-5).
 func (n *Node) orchReady(x *tx) {
 	x.orchVote = 1
-	put(&n.orch, x.stage, &orchRecord{State: OrchReady, Tid: x.tid, Voters: x.rec.NodeIDs()})
+	put(n, ownOrch, &n.orch, x.stage, &orchRecord{State: OrchReady, Tid: x.tid, Voters: x.rec.NodeIDs()})
 	n.storeOrch(x.stage)
 	n.out.Observe(ObsOrch, OrchChange{Stage: x.stage, Node: n.id, Tid: x.tid, State: OrchReady})
 	n.out.CancelTimer(stageTimer(tVote, x.stage))
@@ -173,7 +174,7 @@ func (n *Node) orchUnVote(x *tx) {
 // (unless the orchestrator itself gave up and did so already).
 func (n *Node) orchRollback(x *tx) {
 	if o := n.orch[x.stage]; o != nil && o.State == OrchReady && o.Tid == x.tid {
-		delete(n.orch, x.stage)
+		del(n, ownOrch, &n.orch, x.stage)
 		n.storeOrch(x.stage)
 		n.out.Observe(ObsOrch, OrchChange{Stage: x.stage, Node: n.id, Tid: x.tid, State: OrchUnknown})
 	}
@@ -187,7 +188,7 @@ func (n *Node) orchRollback(x *tx) {
 // every voter of the stage, re-sent until each ACKs.
 func (n *Node) orchCommit(x *tx) {
 	o := &orchRecord{State: OrchCommitted, Tid: x.tid, Pending: x.rec.NodeIDs()}
-	put(&n.orch, x.stage, o)
+	put(n, ownOrch, &n.orch, x.stage, o)
 	n.storeOrch(x.stage)
 	n.out.Observe(ObsOrch, OrchChange{Stage: x.stage, Node: n.id, Tid: x.tid, State: OrchCommitted})
 	for _, v := range o.Pending {
@@ -205,11 +206,11 @@ func (n *Node) orchOnForgetAck(m ForgetAck) {
 	no := *o
 	no.Pending = removeNode(o.Pending, m.Voter)
 	if len(no.Pending) > 0 {
-		put(&n.orch, m.Stage, &no)
+		put(n, ownOrch, &n.orch, m.Stage, &no)
 		n.storeOrch(m.Stage)
 		return
 	}
-	delete(n.orch, m.Stage)
+	del(n, ownOrch, &n.orch, m.Stage)
 	n.storeOrch(m.Stage)
 	n.out.CancelTimer(stageTimer(tForget, m.Stage))
 	n.out.Observe(ObsOrch, OrchChange{Stage: m.Stage, Node: n.id, Tid: o.Tid, State: OrchUnknown})
@@ -237,6 +238,7 @@ func (n *Node) orchOnInquiry(m Inquiry) {
 	}
 	if x := n.txs[s]; x != nil && x.tid == m.Tid {
 		if x.orchVote > 0 {
+			x = n.txW(s)
 			x.yes = addNode(x.yes, m.Voter)
 		}
 		return
@@ -261,7 +263,7 @@ func (n *Node) orchHigherPrio(s StageID) bool {
 	if o := n.orch[s]; o != nil && (o.State == OrchReady || o.State == OrchCommitted) {
 		return true
 	}
-	if x := n.txs[s]; x != nil {
+	if x := n.txW(s); x != nil {
 		n.orchGiveUp(x, abortGaveUp)
 	}
 	n.becomeObserver(s)
@@ -272,13 +274,13 @@ func (n *Node) orchHigherPrio(s StageID) bool {
 // (EO-6). The orchestrator forgets its transaction and returns rm_no; no UN_VOTE is
 // needed, every voter forgets the stage.
 func (n *Node) orchGiveUpLocal(s StageID) {
-	if x := n.txs[s]; x != nil {
+	if x := n.txW(s); x != nil {
 		x.orchVote = -1
 		x.yes, x.cond, x.no = nil, nil, nil
 		if o := n.orch[s]; o != nil && o.State == OrchReady && o.Tid == x.tid {
 			// Cannot happen while the protocol holds (only Unknown orchestrators get
 			// GIVE_UP); handled like a rollback so the state stays consistent.
-			delete(n.orch, s)
+			del(n, ownOrch, &n.orch, s)
 			n.storeOrch(s)
 			n.out.Observe(ObsOrch, OrchChange{Stage: s, Node: n.id, Tid: x.tid, State: OrchUnknown})
 		}
@@ -295,7 +297,7 @@ func (n *Node) orchRecover() {
 		o := n.orch[s]
 		switch o.State {
 		case OrchReady:
-			delete(n.orch, s)
+			del(n, ownOrch, &n.orch, s)
 			n.storeOrch(s)
 			n.out.Observe(ObsOrch, OrchChange{Stage: s, Node: n.id, Tid: o.Tid, State: OrchUnknown})
 			for _, v := range o.Voters {

@@ -37,7 +37,7 @@ type resPrepared struct {
 // the pool's lock and returns the seat the reservation will have if it commits. The
 // caller checked the lock is free.
 func (n *Node) resReserve(pool string, t Tid, s StageID) int32 {
-	put(&n.locks, pool, t)
+	put(n, ownLocks, &n.locks, pool, t)
 	n.out.Observe(ObsCall, ResCall{Node: n.id, Pool: pool, Agent: s.Agent, Hop: s.Hop, Tid: t})
 	p := n.pools[pool]
 	taken := int32(0)
@@ -53,7 +53,7 @@ func (n *Node) resReserve(pool string, t Tid, s StageID) int32 {
 // resPrepare is rm_prepare at the resource manager: the reservation goes to stable
 // storage and the RM votes rm_yes.
 func (n *Node) resPrepare(t Tid, r resPrepared) {
-	put(&n.resPrep, t, &r)
+	put(n, ownResPrep, &n.resPrep, t, &r)
 	n.out.Store(tidKey(preResPrep, t), r)
 }
 
@@ -73,9 +73,9 @@ func (n *Node) resCommit(t Tid) {
 		np.Taken++
 	}
 	np.Holders = append(np.Holders, Holder{Agent: r.Agent, Hop: r.Hop, Seat: r.Seat})
-	put(&n.pools, r.Pool, &np)
+	put(n, ownPools, &n.pools, r.Pool, &np)
 	n.out.Store(prePool+r.Pool, np)
-	delete(n.resPrep, t)
+	del(n, ownResPrep, &n.resPrep, t)
 	n.out.Delete(tidKey(preResPrep, t))
 	n.out.Observe(ObsReturn, ResReturn{Node: n.id, Pool: r.Pool, Agent: r.Agent, Hop: r.Hop, Tid: t, Seat: r.Seat})
 	n.resUnlock(r.Pool, t)
@@ -86,7 +86,7 @@ func (n *Node) resCommit(t Tid) {
 func (n *Node) resRollback(pool string, t Tid) {
 	if r := n.resPrep[t]; r != nil {
 		pool = r.Pool
-		delete(n.resPrep, t)
+		del(n, ownResPrep, &n.resPrep, t)
 		n.out.Delete(tidKey(preResPrep, t))
 	}
 	n.out.Observe(ObsAbort, ResAbort{Node: n.id, Pool: pool, Tid: t})
@@ -98,16 +98,16 @@ func (n *Node) resUnlock(pool string, t Tid) {
 	if l, ok := n.locks[pool]; !ok || l != t {
 		return
 	}
-	delete(n.locks, pool)
+	del(n, ownLocks, &n.locks, pool)
 	for len(n.waiters[pool]) > 0 {
 		s := n.waiters[pool][0]
-		put(&n.waiters, pool, n.waiters[pool][1:])
+		put(n, ownWaiters, &n.waiters, pool, n.waiters[pool][1:])
 		if n.maybeBegin(s) {
 			break
 		}
 	}
 	if len(n.waiters[pool]) == 0 {
-		delete(n.waiters, pool)
+		del(n, ownWaiters, &n.waiters, pool)
 	}
 }
 
@@ -115,9 +115,9 @@ func (n *Node) resUnlock(pool string, t Tid) {
 func (n *Node) resForgetWaiter(s StageID) {
 	for pool, ws := range n.waiters {
 		if i := slices.Index(ws, s); i >= 0 {
-			put(&n.waiters, pool, slices.Delete(slices.Clone(ws), i, i+1))
+			put(n, ownWaiters, &n.waiters, pool, slices.Delete(slices.Clone(ws), i, i+1))
 			if len(n.waiters[pool]) == 0 {
-				delete(n.waiters, pool)
+				del(n, ownWaiters, &n.waiters, pool)
 			}
 		}
 	}

@@ -20,12 +20,10 @@ type selection struct {
 }
 
 func (n *Node) selFor(s StageID) *selection {
-	sl := n.sel[s]
-	if sl == nil {
-		sl = &selection{}
-		put(&n.sel, s, sl)
+	if n.sel[s] == nil {
+		n.selW()[s] = &selection{}
 	}
-	return sl
+	return n.selW()[s]
 }
 
 // becomeWorker makes this node the stage's worker: it sends I_AM_ALIVE every
@@ -80,7 +78,7 @@ func (n *Node) becomeObserver(s StageID) {
 
 // selStop ends every role in the stage (it committed, or was forgotten).
 func (n *Node) selStop(s StageID) {
-	delete(n.sel, s)
+	delOwn(n, ownSel, &n.sel, s, (*selection).clone)
 	n.out.CancelTimer(stageTimer(tAlive, s))
 	n.out.CancelTimer(stageTimer(tMonitor, s))
 	n.out.CancelTimer(stageTimer(tSelect, s))
@@ -147,7 +145,7 @@ func (n *Node) selOnMonitorTimeout(s StageID) {
 			if n.bound(n.selections, s) {
 				return
 			}
-			put(&n.selections, s, n.selections[s]+1)
+			put(n, ownSelections, &n.selections, s, n.selections[s]+1)
 			n.storeBounds()
 		}
 		n.becomeWorker(s, true)
@@ -168,7 +166,7 @@ func (n *Node) selStart(s StageID) {
 		if n.bound(n.selections, s) {
 			return
 		}
-		put(&n.selections, s, n.selections[s]+1)
+		put(n, ownSelections, &n.selections, s, n.selections[s]+1)
 		n.storeBounds()
 	}
 	sent := false
@@ -182,6 +180,7 @@ func (n *Node) selStart(s StageID) {
 		n.selSelected(s)
 		return
 	}
+	sl = n.selW()[s]
 	sl.role = RoleSelecting
 	n.out.CancelTimer(stageTimer(tMonitor, s))
 	n.out.SetTimer(stageTimer(tSelect, s), n.cfg.Timing.There)
@@ -200,6 +199,7 @@ func (n *Node) selSelected(s StageID) {
 		n.becomeWorker(s, true)
 		return
 	}
+	sl = n.selW()[s]
 	sl.role = RoleClaiming
 	sl.acks = []sim.NodeID{n.id}
 	n.out.CancelTimer(stageTimer(tMonitor, s))
@@ -216,6 +216,7 @@ func (n *Node) selCheckClaim(s StageID) {
 
 func (n *Node) selOnAck(from sim.NodeID, s StageID) {
 	if e, sl := n.queue[s], n.sel[s]; e != nil && sl != nil && sl.role == RoleClaiming {
+		sl = n.selW()[s]
 		sl.acks = addNode(sl.acks, from)
 		n.selCheckClaim(s)
 	}
@@ -245,6 +246,7 @@ func (n *Node) selOnSelectTimer(s StageID) {
 
 func (n *Node) selOnIAmThere(s StageID) {
 	if sl := n.sel[s]; sl != nil && sl.role == RoleSelecting {
+		sl = n.selW()[s]
 		sl.role = RoleWaiting
 		n.out.SetTimer(stageTimer(tSelect, s), n.cfg.Timing.SelectedWait)
 	}

@@ -7,40 +7,151 @@ import (
 	"github.com/simrun-dev/simrun/sim"
 )
 
-// Clone implements sim.Cloner: a deep copy sharing only the immutable configuration
-// and the immutable values (agents, stage records, vote sets are never modified in
-// place once stored).
+// Clone implements sim.Cloner. Copy-on-write: the model checker clones a node for
+// every step it explores, and a step writes one or two of the node's fifteen maps, so
+// a clone shares the maps (and the records they hold) that n shares already, and
+// copies only those n references exclusively (Node.owned: the maps its handler calls
+// copied or created; for a node made by Clone, only those its first call wrote). A
+// node writes a map in place only while it references it exclusively; the first
+// write of a shared map copies it (own, put, del). So neither n nor the clone ever
+// sees the other's later changes, and Clone never writes n (the checker clones stored
+// nodes from several goroutines at once). The records held by pointer are never
+// modified in place once stored, except transactions and selection states, which are
+// copied with their map (txsW, selW).
 func (n *Node) Clone() sim.Node {
-	c := &Node{cfg: n.cfg, id: n.id, started: n.started, seq: n.seq, resends: n.resends}
-	c.queue = cloneMap(n.queue, func(e *queueEntry) *queueEntry { x := *e; return &x })
-	c.orchSet = cloneMap(n.orchSet, func(v []VoteEntry) []VoteEntry { return v })
-	c.orch = cloneMap(n.orch, func(o *orchRecord) *orchRecord { x := *o; return &x })
-	c.prepared = cloneMap(n.prepared, func(p *preparedPut) *preparedPut { x := *p; return &x })
-	c.commitLog = cloneMap(n.commitLog, func(r *commitRecord) *commitRecord { x := *r; return &x })
-	c.pools = cloneMap(n.pools, func(p *Pool) *Pool { x := *p; return &x })
-	c.resPrep = cloneMap(n.resPrep, func(r *resPrepared) *resPrepared { x := *r; return &x })
-	c.attempts = cloneMap(n.attempts, func(v int) int { return v })
-	c.selections = cloneMap(n.selections, func(v int) int { return v })
-	c.txs = cloneMap(n.txs, func(x *tx) *tx { return x.clone() })
-	c.sel = cloneMap(n.sel, func(s *selection) *selection { x := *s; x.acks = slices.Clone(s.acks); return &x })
-	c.locks = cloneMap(n.locks, func(t Tid) Tid { return t })
-	c.waiters = cloneMap(n.waiters, func(w []StageID) []StageID { return slices.Clone(w) })
-	c.suspects = cloneMap(n.suspects, func(b bool) bool { return b })
-	c.inq = cloneMap(n.inq, func(b bool) bool { return b })
+	c := *n
+	c.cloned = true
+	for bit := uint16(1); bit != 0 && bit <= c.owned; bit <<= 1 {
+		if c.owned&bit == 0 {
+			continue
+		}
+		switch bit {
+		case ownQueue:
+			c.queue = copyMap(c.queue, nil)
+		case ownOrchSet:
+			c.orchSet = copyMap(c.orchSet, nil)
+		case ownOrch:
+			c.orch = copyMap(c.orch, nil)
+		case ownPrepared:
+			c.prepared = copyMap(c.prepared, nil)
+		case ownCommitLog:
+			c.commitLog = copyMap(c.commitLog, nil)
+		case ownPools:
+			c.pools = copyMap(c.pools, nil)
+		case ownResPrep:
+			c.resPrep = copyMap(c.resPrep, nil)
+		case ownAttempts:
+			c.attempts = copyMap(c.attempts, nil)
+		case ownSelections:
+			c.selections = copyMap(c.selections, nil)
+		case ownTxs:
+			c.txs = copyMap(c.txs, (*tx).clone)
+		case ownSel:
+			c.sel = copyMap(c.sel, (*selection).clone)
+		case ownLocks:
+			c.locks = copyMap(c.locks, nil)
+		case ownWaiters:
+			c.waiters = copyMap(c.waiters, nil)
+		case ownSuspects:
+			c.suspects = copyMap(c.suspects, nil)
+		case ownInq:
+			c.inq = copyMap(c.inq, nil)
+		}
+	}
+	return &c
+}
+
+// Maps a node references exclusively (Node.owned; see Clone).
+const (
+	ownQueue uint16 = 1 << iota
+	ownOrchSet
+	ownOrch
+	ownPrepared
+	ownCommitLog
+	ownPools
+	ownResPrep
+	ownAttempts
+	ownSelections
+	ownTxs
+	ownSel
+	ownLocks
+	ownWaiters
+	ownSuspects
+	ownInq
+)
+
+// copyMap copies m, values through cp when set (nil stays nil).
+func copyMap[K comparable, V any](m map[K]V, cp func(V) V) map[K]V {
+	if m == nil {
+		return nil
+	}
+	c := make(map[K]V, len(m)+1)
+	for k, v := range m {
+		if cp != nil {
+			v = cp(v)
+		}
+		c[k] = v
+	}
 	return c
 }
 
-// cloneMap copies m with f applied to every value; an empty map becomes nil (see
-// put).
-func cloneMap[K comparable, V any](m map[K]V, f func(V) V) map[K]V {
-	if len(m) == 0 {
+// own returns *m ready to be written: copied first (values through cp, when set) if
+// it may be shared with a clone, allocated if nil.
+func own[K comparable, V any](n *Node, bit uint16, m *map[K]V, cp func(V) V) map[K]V {
+	if *m == nil {
+		*m = make(map[K]V, 1)
+	} else if n.owned&bit == 0 {
+		*m = copyMap(*m, cp)
+	}
+	n.owned |= bit
+	n.written |= bit
+	return *m
+}
+
+// put sets (*m)[k] = v, copying the map first if this call has not (see own). For
+// maps whose values are never modified in place; transactions and selections go
+// through txsW and selW.
+func put[K comparable, V any](n *Node, bit uint16, m *map[K]V, k K, v V) {
+	own(n, bit, m, nil)[k] = v
+}
+
+// del deletes k from *m like put writes it; a map left empty becomes nil (a node
+// whose maps are all empty and one that never wrote them are the same state).
+func del[K comparable, V any](n *Node, bit uint16, m *map[K]V, k K) {
+	delOwn(n, bit, m, k, nil)
+}
+
+func delOwn[K comparable, V any](n *Node, bit uint16, m *map[K]V, k K, cp func(V) V) {
+	if _, ok := (*m)[k]; !ok {
+		return
+	}
+	if len(*m) == 1 {
+		*m = nil
+		return
+	}
+	delete(own(n, bit, m, cp), k)
+}
+
+// txsW returns the transactions map ready to be modified, its transactions included:
+// a transaction that will be modified must be looked up in it (txW), not in n.txs
+// before the map is owned.
+func (n *Node) txsW() map[StageID]*tx { return own(n, ownTxs, &n.txs, (*tx).clone) }
+
+// txW returns stage s's transaction ready to be modified (nil if there is none).
+func (n *Node) txW(s StageID) *tx {
+	if n.txs[s] == nil {
 		return nil
 	}
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = f(v)
-	}
-	return c
+	return n.txsW()[s]
+}
+
+// selW returns the selection states ready to be modified (see txsW).
+func (n *Node) selW() map[StageID]*selection { return own(n, ownSel, &n.sel, (*selection).clone) }
+
+func (s *selection) clone() *selection {
+	c := *s
+	c.acks = slices.Clone(s.acks)
+	return &c
 }
 
 func (x *tx) clone() *tx {

@@ -115,7 +115,7 @@ func (n *Node) maybeBegin(s StageID) bool {
 	if pool != "" {
 		if _, locked := n.locks[pool]; locked {
 			if !slices.Contains(n.waiters[pool], s) {
-				put(&n.waiters, pool, append(slices.Clone(n.waiters[pool]), s))
+				put(n, ownWaiters, &n.waiters, pool, append(slices.Clone(n.waiters[pool]), s))
 			}
 			return false
 		}
@@ -127,13 +127,13 @@ func (n *Node) maybeBegin(s StageID) bool {
 // begin runs a stage transaction (EO-2): Begin_Transaction; Get(Agent);
 // Execute(Agent); Put(Agent, StageRecord) to all nodes of the next stage; Commit.
 func (n *Node) begin(s StageID, e *queueEntry, pool string) {
-	put(&n.attempts, s, n.attempts[s]+1)
+	put(n, ownAttempts, &n.attempts, s, n.attempts[s]+1)
 	n.storeBounds()
 	n.seq++
 	n.out.Store(keySeq, n.seq)
 	t := Tid{Node: n.id, Seq: n.seq}
 	x := &tx{tid: t, stage: s, rec: e.Record, pool: pool}
-	put(&n.txs, s, x)
+	n.txsW()[s] = x
 	n.out.Observe(ObsBegin, Began{Stage: s, Tid: t, Node: n.id})
 
 	// Get: the agent is read from the input queue; the queue manager removes it when
@@ -160,6 +160,7 @@ func (n *Node) begin(s StageID, e *queueEntry, pool string) {
 
 func (n *Node) tmOnExecDone(s StageID) {
 	if x := n.txs[s]; x != nil && x.executing {
+		x = n.txW(s)
 		x.executing = false
 		n.putAndCommit(x)
 	}
@@ -253,7 +254,7 @@ func (n *Node) tmCommit(x *tx) {
 	s, t := x.stage, x.tid
 	if len(x.remote) > 0 {
 		c := &commitRecord{Stage: s, Pending: slices.Clone(x.remote)}
-		put(&n.commitLog, t, c)
+		put(n, ownCommitLog, &n.commitLog, t, c)
 		if n.cfg.Bug != BugNoCommitLog {
 			n.out.Store(tidKey(preCommit, t), *c)
 		}
@@ -268,7 +269,7 @@ func (n *Node) tmCommit(x *tx) {
 	if x.pool != "" {
 		n.resCommit(t)
 	}
-	delete(n.queue, s) // the queue manager's Get: the agent leaves the input queue
+	del(n, ownQueue, &n.queue, s) // the queue manager's Get: the agent leaves the input queue
 	n.storeQueue(s)
 	if !n.cfg.Simple {
 		n.orchCommit(x) // EO-6
@@ -322,19 +323,19 @@ func (n *Node) endTx(x *tx, committed bool, why string) {
 	n.out.CancelTimer(stageTimer(tExec, x.stage))
 	n.out.CancelTimer(stageTimer(tPrepare, x.stage))
 	n.out.CancelTimer(stageTimer(tVote, x.stage))
-	delete(n.txs, x.stage)
+	delOwn(n, ownTxs, &n.txs, x.stage, (*tx).clone)
 }
 
 func (n *Node) workerOnRetry(s StageID) { n.maybeBegin(s) }
 
 func (n *Node) tmOnPrepareTimeout(s StageID) {
-	x := n.txs[s]
+	x := n.txW(s)
 	if x == nil {
 		return
 	}
 	for _, p := range x.remote {
 		if !slices.Contains(x.remoteYes, p) {
-			put(&n.suspects, p, true)
+			put(n, ownSuspects, &n.suspects, p, true)
 		}
 	}
 	n.tmAbort(x, abortTimeout)
@@ -363,6 +364,7 @@ func (n *Node) onPrepared(from sim.NodeID, m Prepared) {
 	if !slices.Contains(x.remote, from) {
 		return
 	}
+	x = n.txW(x.stage) // modified below
 	if m.Yes {
 		x.remoteYes = addNode(x.remoteYes, from)
 	} else {
@@ -376,14 +378,16 @@ func (n *Node) onCommitAck(from sim.NodeID, m CommitAck) {
 	if c == nil {
 		return
 	}
-	c.Pending = removeNode(c.Pending, from)
-	if len(c.Pending) == 0 {
-		delete(n.commitLog, m.Tid)
+	nc := *c // records are not modified in place (see Clone)
+	nc.Pending = removeNode(c.Pending, from)
+	if len(nc.Pending) == 0 {
+		del(n, ownCommitLog, &n.commitLog, m.Tid)
 		n.out.Delete(tidKey(preCommit, m.Tid))
 		n.out.CancelTimer(tidTimer(tCommit, m.Tid))
 		return
 	}
-	n.out.Store(tidKey(preCommit, m.Tid), *c)
+	put(n, ownCommitLog, &n.commitLog, m.Tid, &nc)
+	n.out.Store(tidKey(preCommit, m.Tid), nc)
 }
 
 func (n *Node) tmOnCommitTimer(t Tid) {
@@ -438,7 +442,7 @@ func (n *Node) participantPrepare(coord sim.NodeID, t Tid, rec StageRecord, a Ag
 		return true
 	}
 	p := &preparedPut{Coord: coord, Record: rec, Agent: a}
-	put(&n.prepared, t, p)
+	put(n, ownPrepared, &n.prepared, t, p)
 	n.out.Store(tidKey(prePrep, t), *p)
 	n.out.Observe(ObsPut, PutChange{Stage: rec.ID, Tid: t, Node: n.id, Coord: coord, State: PutPrepared})
 	n.out.SetTimer(tidTimer(tStatus, t), n.cfg.Timing.Status)
@@ -456,7 +460,7 @@ func (n *Node) participantCommit(t Tid) {
 	if p == nil {
 		return
 	}
-	delete(n.prepared, t)
+	del(n, ownPrepared, &n.prepared, t)
 	n.out.Delete(tidKey(prePrep, t))
 	n.out.CancelTimer(tidTimer(tStatus, t))
 	n.out.Observe(ObsPut, PutChange{Stage: p.Record.ID, Tid: t, Node: n.id, Coord: p.Coord, State: PutCommitted})
@@ -472,7 +476,7 @@ func (n *Node) participantEnd(t Tid, state string) {
 	if p == nil {
 		return
 	}
-	delete(n.prepared, t)
+	del(n, ownPrepared, &n.prepared, t)
 	n.out.Delete(tidKey(prePrep, t))
 	n.out.CancelTimer(tidTimer(tStatus, t))
 	n.out.Observe(ObsPut, PutChange{Stage: p.Record.ID, Tid: t, Node: n.id, Coord: p.Coord, State: state})
@@ -513,7 +517,7 @@ func (n *Node) activate(rec StageRecord, a Agent) {
 	if _, ok := n.queue[s]; ok {
 		return
 	}
-	put(&n.queue, s, &queueEntry{Record: rec, Agent: a})
+	put(n, ownQueue, &n.queue, s, &queueEntry{Record: rec, Agent: a})
 	n.storeQueue(s)
 	n.out.Observe(ObsActive, Activated{Stage: s, Node: n.id})
 	if n.cfg.Simple || rec.Worker() == n.id {

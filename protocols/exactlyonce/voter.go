@@ -100,10 +100,10 @@ func voteNodes(set []VoteEntry) []sim.NodeID {
 
 // voterRecord stores a new OrchSet and starts waiting for FORGET or UN_VOTE (EO-7).
 func (n *Node) voterRecord(s StageID, rec StageRecord, set []VoteEntry) {
-	put(&n.orchSet, s, set)
+	put(n, ownOrchSet, &n.orchSet, s, set)
 	n.storeOrchSet(s)
 	if len(set) > 0 && !n.inq[s] {
-		put(&n.inq, s, true)
+		put(n, ownInq, &n.inq, s, true)
 		n.out.SetTimer(stageTimer(tInquiry, s), n.cfg.Timing.Inquiry)
 	}
 }
@@ -115,10 +115,10 @@ func (n *Node) voterOnUnVote(m UnVote) {
 	if i < 0 {
 		return
 	}
-	put(&n.orchSet, m.Stage, slices.Delete(slices.Clone(set), i, i+1))
+	put(n, ownOrchSet, &n.orchSet, m.Stage, slices.Delete(slices.Clone(set), i, i+1))
 	n.storeOrchSet(m.Stage)
 	if len(n.orchSet[m.Stage]) == 0 {
-		delete(n.inq, m.Stage)
+		del(n, ownInq, &n.inq, m.Stage)
 		n.out.CancelTimer(stageTimer(tInquiry, m.Stage))
 	}
 }
@@ -135,11 +135,11 @@ func (n *Node) voterOnForget(m Forget) {
 	_, active := n.queue[s]
 	_, voted := n.orchSet[s]
 	if active || voted {
-		delete(n.queue, s)
+		del(n, ownQueue, &n.queue, s)
 		n.storeQueue(s)
-		delete(n.orchSet, s)
+		del(n, ownOrchSet, &n.orchSet, s)
 		n.storeOrchSet(s)
-		delete(n.inq, s)
+		del(n, ownInq, &n.inq, s)
 		n.out.CancelTimer(stageTimer(tInquiry, s))
 		n.out.Observe(ObsForgot, Forgot{Stage: s, Node: n.id})
 	}
@@ -159,12 +159,12 @@ func (n *Node) voterInquire(s StageID, again bool) {
 	if again && !n.spend() {
 		return
 	}
-	put(&n.inq, s, true)
+	put(n, ownInq, &n.inq, s, true)
 	n.out.SetTimer(stageTimer(tInquiry, s), n.cfg.Timing.Inquiry)
 }
 
 func (n *Node) voterOnInquiryTimer(s StageID) {
-	delete(n.inq, s)
+	del(n, ownInq, &n.inq, s)
 	if len(n.orchSet[s]) > 0 {
 		n.voterInquire(s, true)
 	}
