@@ -555,10 +555,18 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 		t.inert = nodeHash(node) == ns.h
 	}
 	// What effects may change, to undo it if an effect turns out invalid: node n's
-	// slot (mut may modify it in place), the link list, the ghost.
-	slot, links, ghost, ghostH := *t.nodes[n], slices.Clone(t.links), t.ghost, t.ghostH
+	// slot (mut may modify it in place), the link list (only sends change it), the
+	// ghost.
+	slot, ghost, ghostH := *t.nodes[n], t.ghost, t.ghostH
+	var links []*link
+	if len(out.Sends()) > 0 {
+		links = slices.Clone(t.links)
+	} else {
+		links = t.links
+	}
 	if pe := x.effects(t, n, node, in, out, rec); pe != nil {
-		t.nodes[n], t.links, t.ghost, t.ghostH = &slot, links, ghost, ghostH
+		undo := slot // slot itself stays on the stack
+		t.nodes[n], t.links, t.ghost, t.ghostH = &undo, links, ghost, ghostH
 		x.markPanic(t, pe, rec)
 	}
 }
@@ -664,7 +672,7 @@ func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, 
 			kind, v := out.Observation(i)
 			if x.a.Ghost.Fold != nil {
 				o := sim.Observation{Index: -1, Time: x.ticks(t.clock), Local: in.Now, Node: n, Kind: kind, Value: v}
-				t.ghost = x.a.Ghost.Fold(sim.DeepCopy(t.ghost), o)
+				t.ghost = x.a.Ghost.Fold(copyGhost(t.ghost), o)
 			}
 			if rec != nil {
 				rec.Out = append(rec.Out, sim.TraceEffect{Op: "obs", Kind: kind, Value: v})
@@ -679,14 +687,82 @@ func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, 
 	return nil
 }
 
-func nodeHash(n sim.Node) uint64 { return hashBytes(0x6e6f6465, sim.EncodeNode(nil, n)) }
+// encBufs holds scratch buffers for the canonical encodings that are hashed and
+// dropped (nodes, storages, ghosts, messages), one hash at a time.
+var encBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-func storageHash(s *sim.Storage) uint64 { return hashBytes(0x73746f72, s.AppendState(nil)) }
+// hashEncoding hashes what enc appends to an empty scratch buffer.
+func hashEncoding[T any](domain uint64, enc func([]byte, T) []byte, v T) uint64 {
+	bp := encBufs.Get().(*[]byte)
+	b := enc((*bp)[:0], v)
+	h := hashBytes(domain, b)
+	*bp = b
+	encBufs.Put(bp)
+	return h
+}
 
-func ghostHash(g any) uint64 { return hashBytes(0x67686f73, sim.AppendCanonical(nil, g)) }
+func nodeHash(n sim.Node) uint64 { return hashEncoding(0x6e6f6465, sim.EncodeNode, n) }
+
+func storageHash(s *sim.Storage) uint64 {
+	return hashEncoding(0x73746f72, func(b []byte, s *sim.Storage) []byte { return s.AppendState(b) }, s)
+}
+
+func ghostHash(g any) uint64 { return hashEncoding(0x67686f73, sim.AppendCanonical, g) }
+
+// typeNames caches sim.TypeName per message type (reflect.Type → string).
+var typeNames sync.Map
 
 func msgHash(m sim.Message) uint64 {
-	b := []byte(sim.TypeName(reflect.TypeOf(m)))
-	b = append(b, 0)
-	return hashBytes(0x6d736721, sim.AppendCanonical(b, m))
+	return hashEncoding(0x6d736721, func(b []byte, m sim.Message) []byte {
+		t := reflect.TypeOf(m)
+		name, ok := typeNames.Load(t)
+		if !ok {
+			name, _ = typeNames.LoadOrStore(t, sim.TypeName(t))
+		}
+		b = append(append(b, name.(string)...), 0)
+		return sim.AppendCanonical(b, m)
+	}, m)
+}
+
+// plainTypes caches whether a type holds no reference (reflect.Type → bool).
+var plainTypes sync.Map
+
+// plain reports whether values of t hold no pointer, map, slice, channel, function or
+// interface: an interface holding one cannot be changed through it, so it needs no
+// deep copy.
+func plain(t reflect.Type) bool {
+	if p, ok := plainTypes.Load(t); ok {
+		return p.(bool)
+	}
+	var walk func(t reflect.Type) bool
+	walk = func(t reflect.Type) bool {
+		switch t.Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+			reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+			return true
+		case reflect.Array:
+			return walk(t.Elem())
+		case reflect.Struct:
+			for i := 0; i < t.NumField(); i++ {
+				if !walk(t.Field(i).Type) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	p := walk(t)
+	plainTypes.Store(t, p)
+	return p
+}
+
+// copyGhost deep-copies a ghost value for Fold (which may modify what it is given),
+// unless its type is plain.
+func copyGhost(g any) any {
+	if g == nil || plain(reflect.TypeOf(g)) {
+		return g
+	}
+	return sim.DeepCopy(g)
 }
