@@ -176,14 +176,18 @@ func (n *Node) AppendState(b []byte) []byte {
 	if !n.started {
 		return append(b, 0)
 	}
+	// Keys are sorted in buffers on the stack: the model checker encodes a node after
+	// every step, and the maps hold a few entries.
+	var sbuf [8]StageID
+	var tbuf [8]Tid
 	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(n.seq))
 	b = appendInt(b, int64(len(n.queue)))
-	for _, s := range sortedStages(n.queue) {
+	for _, s := range keysInOrder(sbuf[:0], n.queue, stageLess) {
 		b = n.queue[s].AppendState(appendStage(b, s))
 	}
 	b = appendInt(b, int64(len(n.orchSet)))
-	for _, s := range sortedStages(n.orchSet) {
+	for _, s := range keysInOrder(sbuf[:0], n.orchSet, stageLess) {
 		b = appendStage(b, s)
 		b = appendInt(b, int64(len(n.orchSet[s])))
 		for _, v := range n.orchSet[s] {
@@ -191,15 +195,15 @@ func (n *Node) AppendState(b []byte) []byte {
 		}
 	}
 	b = appendInt(b, int64(len(n.orch)))
-	for _, s := range sortedStages(n.orch) {
+	for _, s := range keysInOrder(sbuf[:0], n.orch, stageLess) {
 		b = n.orch[s].AppendState(appendStage(b, s))
 	}
 	b = appendInt(b, int64(len(n.prepared)))
-	for _, t := range sortedTids(n.prepared) {
+	for _, t := range keysInOrder(tbuf[:0], n.prepared, tidLess) {
 		b = n.prepared[t].AppendState(appendTid(b, t))
 	}
 	b = appendInt(b, int64(len(n.commitLog)))
-	for _, t := range sortedTids(n.commitLog) {
+	for _, t := range keysInOrder(tbuf[:0], n.commitLog, tidLess) {
 		b = n.commitLog[t].AppendState(appendTid(b, t))
 	}
 	pools := make([]string, 0, len(n.pools))
@@ -212,15 +216,15 @@ func (n *Node) AppendState(b []byte) []byte {
 		b = n.pools[name].AppendState(appendStr(b, name))
 	}
 	b = appendInt(b, int64(len(n.resPrep)))
-	for _, t := range sortedTids(n.resPrep) {
+	for _, t := range keysInOrder(tbuf[:0], n.resPrep, tidLess) {
 		b = n.resPrep[t].AppendState(appendTid(b, t))
 	}
 	b = appendInt(b, int64(len(n.txs)))
-	for _, s := range sortedStages(n.txs) {
+	for _, s := range keysInOrder(sbuf[:0], n.txs, stageLess) {
 		b = n.txs[s].appendState(b)
 	}
 	b = appendInt(b, int64(len(n.sel)))
-	for _, s := range sortedStages(n.sel) {
+	for _, s := range keysInOrder(sbuf[:0], n.sel, stageLess) {
 		sl := n.sel[s]
 		b = appendStage(b, s)
 		b = append(b, byte(sl.role))
@@ -228,17 +232,17 @@ func (n *Node) AppendState(b []byte) []byte {
 		b = appendInt(b, int64(sl.lastHeard))
 	}
 	b = appendInt(b, int64(len(n.attempts)))
-	for _, s := range sortedStages(n.attempts) {
+	for _, s := range keysInOrder(sbuf[:0], n.attempts, stageLess) {
 		b = appendStage(b, s)
 		b = appendInt(b, int64(n.attempts[s]))
 	}
 	b = appendInt(b, int64(len(n.selections)))
-	for _, s := range sortedStages(n.selections) {
+	for _, s := range keysInOrder(sbuf[:0], n.selections, stageLess) {
 		b = appendStage(b, s)
 		b = appendInt(b, int64(n.selections[s]))
 	}
 	b = appendInt(b, int64(len(n.inq)))
-	for _, s := range sortedStages(n.inq) {
+	for _, s := range keysInOrder(sbuf[:0], n.inq, stageLess) {
 		b = appendStage(b, s)
 	}
 	pools = make([]string, 0, len(n.locks)+len(n.waiters))
@@ -269,6 +273,37 @@ func (n *Node) AppendState(b []byte) []byte {
 	slices.Sort(sus)
 	return appendNodes(b, sus)
 }
+
+// keysInOrder appends m's keys to ks in the order less gives (insertion sort for the
+// usual few keys).
+func keysInOrder[K comparable, V any](ks []K, m map[K]V, less func(a, b K) bool) []K {
+	if len(m) > 16 {
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.SortFunc(ks, func(a, b K) int {
+			if less(a, b) {
+				return -1
+			}
+			if less(b, a) {
+				return 1
+			}
+			return 0
+		})
+		return ks
+	}
+	for k := range m {
+		i := len(ks)
+		ks = append(ks, k)
+		for ; i > 0 && less(k, ks[i-1]); i-- {
+			ks[i] = ks[i-1]
+		}
+		ks[i] = k
+	}
+	return ks
+}
+
+func tidLess(a, b Tid) bool { return a.Node < b.Node || (a.Node == b.Node && a.Seq < b.Seq) }
 
 func (x *tx) appendState(b []byte) []byte {
 	b = appendTid(b, x.tid)
