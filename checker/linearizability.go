@@ -258,7 +258,7 @@ func witnessed(m porcupine.Model, ops []Operation) (ok bool) {
 	if m.Step == nil || m.Init == nil {
 		return false
 	}
-	var seq []Operation
+	seq := make([]Operation, 0, len(ops))
 	for _, o := range ops {
 		switch {
 		case o.Pending && o.At == 0:
