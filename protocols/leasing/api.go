@@ -53,7 +53,7 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 		}
 		return rt.renewExport(ref, d, "server")
 	}
-	im, err := rt.liveImport("renew", ref)
+	im, err := rt.liveImport("renew", "", ref)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 		rt.endExport(ref, Revoked, "explicit")
 		return nil
 	}
-	im, err := rt.liveImport("revoke", ref)
+	im, err := rt.liveImport("revoke", "", ref)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 		rt.endExport(ref, Expired, cause)
 		return nil
 	}
-	if _, err := rt.liveImport("expire", ref); err != nil {
+	if _, err := rt.liveImport("expire", "", ref); err != nil {
 		return err
 	}
 	if ref.Far() {
@@ -171,7 +171,7 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 		ex.Listeners = append(ex.Listeners, tag)
 		side = Server
 	default:
-		im, err := rt.liveImport("whenExpired", ref)
+		im, err := rt.liveImport("whenExpired", "", ref)
 		if err != nil {
 			return err
 		}
@@ -239,16 +239,27 @@ func (rt *Runtime) Grants(ref RefID) bool {
 	return ex != nil && !rt.expiredExport(ex)
 }
 
-func (rt *Runtime) liveImport(op string, ref RefID) (*Import, error) {
+// liveImport returns the live import ref for operation verb (with method, for sends
+// and calls: the error names "send m"; the name is built only for an error, since
+// every message a device sends comes through here).
+func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
 	im := rt.Imports[ref]
 	if im == nil || im.Revoking {
-		return nil, &OpError{Op: op, Ref: ref, Err: ErrEnded}
+		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
 	if !ref.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
 		rt.endImport(ref, Expired, "timer")
-		return nil, &OpError{Op: op, Ref: ref, Err: ErrEnded}
+		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
 	return im, nil
+}
+
+// opName names an operation in an OpError: "renew", or "send m" for a method.
+func opName(verb, method string) string {
+	if method == "" {
+		return verb
+	}
+	return verb + " " + method
 }
 
 // Send sends an asynchronous message through a reference (o<-m(args)): it is buffered
@@ -256,19 +267,19 @@ func (rt *Runtime) liveImport(op string, ref RefID) (*Import, error) {
 // device grants to the reference's grantor, passed by lease with the message. A
 // reference whose lease ended does not transmit (an error says so).
 func (rt *Runtime) Send(ref RefID, method string, args any, pass ...RefID) error {
-	im, err := rt.liveImport("send "+method, ref)
+	im, err := rt.liveImport("send", method, ref)
 	if err != nil {
 		return err
 	}
 	c := Call{Op: OpApp, Method: method, Args: args}
-	if c.Pass, err = rt.checkPass("send "+method, ref, pass); err != nil {
+	if c.Pass, err = rt.checkPass("send", method, ref, pass); err != nil {
 		return err
 	}
 	rt.enqueue(im, c)
 	return nil
 }
 
-func (rt *Runtime) checkPass(op string, ref RefID, pass []RefID) ([]Passed, error) {
+func (rt *Runtime) checkPass(verb, method string, ref RefID, pass []RefID) ([]Passed, error) {
 	if len(pass) == 0 {
 		return nil, nil
 	}
@@ -276,7 +287,7 @@ func (rt *Runtime) checkPass(op string, ref RefID, pass []RefID) ([]Passed, erro
 	for i, id := range pass {
 		ex := rt.Exports[id]
 		if ex == nil || ex.Pattern == nil || id.Holder != ref.Grantor || rt.expiredExport(ex) {
-			return nil, &OpError{Op: op, Ref: id, Err: fmt.Errorf("%w (pass only live leases this device grants to %d)", ErrPass, ref.Grantor)}
+			return nil, &OpError{Op: opName(verb, method), Ref: id, Err: fmt.Errorf("%w (pass only live leases this device grants to %d)", ErrPass, ref.Grantor)}
 		}
 		ps[i] = Passed{ID: id}
 	}
@@ -293,12 +304,12 @@ func (rt *Runtime) Call(ref RefID, method string, args any, due time.Duration, t
 	if due <= 0 {
 		return Future{}, &OpError{Op: "call " + method, Ref: ref, Err: fmt.Errorf("due time %v: %w", due, ErrTerm)}
 	}
-	im, err := rt.liveImport("call "+method, ref)
+	im, err := rt.liveImport("call", method, ref)
 	if err != nil {
 		return Future{}, err
 	}
 	c := Call{Op: OpApp, Method: method, Args: args}
-	if c.Pass, err = rt.checkPass("call "+method, ref, pass); err != nil {
+	if c.Pass, err = rt.checkPass("call", method, ref, pass); err != nil {
 		return Future{}, err
 	}
 	fe := rt.newExport(futureObject, due, SingleCall{}, ref.Grantor)
