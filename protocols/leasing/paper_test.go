@@ -431,8 +431,11 @@ func TestLS2BadInput(t *testing.T) {
 				t.Errorf("call with due %v: %v", due, err)
 			}
 		}
-		if err := rt.Send(RefID{Grantor: 0, GBoot: 1, N: 99, Holder: 1}, "x", nil); !errors.Is(err, ErrEnded) {
+		if err := rt.Send(RefID{Grantor: 0, GBoot: 1, N: 99, Holder: 1}, "x", nil); !errors.Is(err, ErrEnded) || !strings.Contains(err.Error(), "send x 0.1#99>1") {
 			t.Errorf("send through an unknown reference: %v", err)
+		}
+		if _, err := rt.Call(RefID{Grantor: 0, GBoot: 1, N: 99, Holder: 1}, "y", nil, time.Second, "t"); !errors.Is(err, ErrEnded) || !strings.Contains(err.Error(), "call y 0.1#99>1") {
+			t.Errorf("call through an unknown reference: %v", err)
 		}
 		if _, err := rt.TimeLeft(far); !errors.Is(err, ErrNotLeased) {
 			t.Errorf("timeLeft of a far reference: %v", err)
