@@ -167,6 +167,9 @@ func run(m mutant, tmp string, testPkgs []string, runRE string, timeout time.Dur
 		args = append(args, "-run", runRE)
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
+	// Tests that pin state counts compare verdicts only under a mutation pass (see
+	// scenariotest.Unpinned): a pinned count changes with any change of behaviour.
+	cmd.Env = append(os.Environ(), "SIMRUN_MUTANT=1") // scenariotest.MutantEnv
 	out, err := cmd.CombinedOutput()
 	switch {
 	case ctx.Err() != nil:

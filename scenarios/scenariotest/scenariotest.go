@@ -441,3 +441,25 @@ func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
 func (r *recorder) FailNow()          { r.failed = true; panic(errStop) }
 func (r *recorder) Fail()             { r.failed = true }
 func (r *recorder) Failed() bool      { return r.failed }
+
+// MutantEnv is the environment variable internal/mutate sets for the tests it runs
+// against a mutant.
+const MutantEnv = "SIMRUN_MUTANT"
+
+// Unpinned reports whether the tests run against a mutant (MutantEnv is set). A test
+// that pins a model's state count then compares verdicts only, and gives the search
+// a larger bound: a pinned count changes with any change of behaviour, so it would
+// "catch" every mutant, and the pass measures what the properties catch. A search
+// that reaches the larger bound still fails (the model no longer ends where it did,
+// by an order of magnitude).
+func Unpinned() bool { return os.Getenv(MutantEnv) != "" }
+
+// Bound is the MaxStates a test that pins count gives its search: twice the count
+// (a state-space blow-up fails fast instead of hanging), ten times under a mutation
+// pass (see Unpinned).
+func Bound(count int64) int64 {
+	if Unpinned() {
+		return 10 * count
+	}
+	return 2 * count
+}
