@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
 	"github.com/simrun-dev/simrun/protocols/saga"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
@@ -99,6 +100,10 @@ type env struct {
 	bound time.Duration
 	ix    *history
 	ixRun *checker.Run
+	// plan is the run's fault plan and maxLatency the longest a message can take
+	// (SG-4's detection check reads them).
+	plan       faults.Plan
+	maxLatency time.Duration
 }
 
 func (e *env) h(r *checker.Run) *history {
@@ -129,6 +134,7 @@ func (e *env) properties() []checker.Property {
 		{Name: PropDangling, Class: checker.Safety, Check: e.dangling},
 		{Name: PropOneOut, Class: checker.Safety, Check: e.oneOutcome},
 		{Name: PropReplay, Class: checker.Safety, Check: e.replay},
+		{Name: PropLost, Class: checker.Safety, Check: e.lossReported},
 		checker.LinearizableKeyed(PropData, serviceModel(e.sys), e.serviceOps, 0),
 		{Name: PropAtomic, Class: checker.Safety, NeedsCompleteRun: true, Check: e.atomic},
 		{Name: PropFinalData, Class: checker.Safety, NeedsCompleteRun: true, Check: e.finalData},

@@ -301,7 +301,7 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	}
 	settled := plan.Settled().At
 	until := max(sim.Time(horizon), settled).Add(bound + time.Second)
-	e := &env{sys: s, bound: bound}
+	e := &env{sys: s, bound: bound, plan: plan, maxLatency: latencyBound(nw, plan)}
 	notes := []string{}
 	if k.name == "swarm" {
 		g := s.opts.Graph(s.starts[0])

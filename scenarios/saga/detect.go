@@ -1,0 +1,274 @@
+package sagascen
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/protocols/saga"
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// PropLost is SG-4's detection rule as a property.
+const PropLost = "SG-4 lost connectivity reported"
+
+// planState is the connectivity a fault plan leaves between two of its events.
+type planState struct {
+	down   map[string]bool
+	group  map[string]int // partition group per node (nil: no partition)
+	cut    map[[2]string]bool
+	events int // events applied so far
+}
+
+func (s *planState) healthy() bool {
+	return len(s.down) == 0 && s.group == nil && len(s.cut) == 0
+}
+
+// hears reports whether a can hear x: both up, on the same side of any partition, the
+// link x→a not cut.
+func (s *planState) hears(a, x string) bool {
+	if s.down[a] || s.down[x] || s.cut[[2]string{x, a}] {
+		return false
+	}
+	return s.group == nil || s.group[a] == s.group[x]
+}
+
+// reaches reports whether news of x can reach a: a path of up agents, each hearing
+// the one before, from x to a (the exchange relays views, so an agent cut off from x
+// directly still learns it is alive through a third that hears it).
+func (s *planState) reaches(x, a string, agents []string) bool {
+	seen := map[string]bool{x: true}
+	todo := []string{x}
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n == a {
+			return true
+		}
+		for _, m := range agents {
+			if !seen[m] && s.hears(m, n) {
+				seen[m] = true
+				todo = append(todo, m)
+			}
+		}
+	}
+	return false
+}
+
+func (s *planState) apply(e faults.Event) {
+	switch e.Kind {
+	case "crash":
+		s.down[e.Node] = true
+	case "restart":
+		delete(s.down, e.Node)
+	case "partition":
+		// Unlisted nodes form one more group (faults.Plan).
+		s.group = map[string]int{}
+		for i, g := range e.Groups {
+			for _, n := range g {
+				s.group[n] = i + 1
+			}
+		}
+	case "cut":
+		s.cut[[2]string{e.From, e.To}] = true
+	case "restore":
+		delete(s.cut, [2]string{e.From, e.To})
+	case "heal":
+		s.group, s.cut = nil, map[[2]string]bool{}
+	}
+}
+
+// lossItem is one expected report: agent a must regard x as lost by at+window; the
+// outage lasts until until (-1: for good).
+type lossItem struct {
+	a, x      string
+	at, until sim.Time
+}
+
+// segment is the plan's connectivity from at until the next segment.
+type segment struct {
+	at sim.Time
+	st *planState
+}
+
+// timeline returns the plan's connectivity as segments (the first from time 0).
+func timeline(plan faults.Plan) []segment {
+	st := &planState{down: map[string]bool{}, cut: map[[2]string]bool{}}
+	segs := []segment{{0, st.clone()}}
+	evs := plan.Events
+	for i := 0; i < len(evs); {
+		t := sim.Time(evs[i].At)
+		for ; i < len(evs) && sim.Time(evs[i].At) == t; i++ {
+			st.apply(evs[i])
+		}
+		if segs[len(segs)-1].at == t {
+			segs[len(segs)-1].st = st.clone()
+		} else {
+			segs = append(segs, segment{t, st.clone()})
+		}
+	}
+	return segs
+}
+
+func (s *planState) clone() *planState {
+	c := &planState{down: cloneSet(s.down), cut: cloneSet(s.cut)}
+	if s.group != nil {
+		c.group = make(map[string]int, len(s.group))
+		for k, v := range s.group {
+			c.group[k] = v
+		}
+	}
+	return c
+}
+
+// lossItems lists what SG-4's detection rule requires of a run under plan: when a
+// fault leaves agent a unable to hear its line neighbour x (x crashed, a partition or
+// a cut between them) after a heard x for settle, and a stays up and cut off from any
+// news of x (no chain of agents hearing each other from x to a) for window, a must
+// regard x as lost by the window's end. Other losses are exempt:
+// a short outage may end before the timeout, a reporter that crashes forgets, and a
+// neighbour heard only briefly may still be lost from an earlier fault.
+func lossItems(plan faults.Plan, o *saga.Options, settle, window time.Duration) (items []lossItem, exempt int) {
+	line := slices.Sorted(slices.Values(o.Names))
+	segs := timeline(plan)
+	for _, a := range line {
+		for _, x := range line {
+			i, j := slices.Index(line, a), slices.Index(line, x)
+			if i == j || (!o.AllToAll && i-j != 1 && j-i != 1) {
+				continue
+			}
+			heardSince := sim.Time(0) // start of the current stretch in which a hears x
+			for k := range segs {
+				if segs[k].st.hears(a, x) {
+					if k > 0 && !segs[k-1].st.hears(a, x) {
+						heardSince = segs[k].at
+					}
+					continue
+				}
+				if k == 0 || !segs[k-1].st.hears(a, x) || segs[k].st.down[a] || segs[k].st.reaches(x, a, line) {
+					continue // not a loss of a's: a did not hear x before, is down, or still hears of x
+				}
+				t, until := segs[k].at, sim.Time(-1) // until: a up and cut off from any news of x
+				for m := k + 1; m < len(segs); m++ {
+					if segs[m].st.down[a] || segs[m].st.reaches(x, a, line) {
+						until = segs[m].at
+						break
+					}
+				}
+				// From the start every view is fresh: a neighbour heard since time 0
+				// needs no settling.
+				if (until >= 0 && until < t.Add(window)) || (heardSince > 0 && t-heardSince < sim.Time(settle)) {
+					exempt++
+					continue
+				}
+				items = append(items, lossItem{a: a, x: x, at: t, until: until})
+			}
+		}
+	}
+	return items, exempt
+}
+
+// latencyBound is the longest a message can take under nw and plan: the
+// distribution's largest delay plus the largest spike.
+func latencyBound(nw sim.Network, plan faults.Plan) time.Duration {
+	l := nw.Latency
+	d := l.Min
+	switch l.Dist {
+	case "uniform":
+		d = l.Max
+	case "exp":
+		d = l.Min + 100*l.Mean
+	}
+	var spike time.Duration
+	for _, e := range plan.Events {
+		if e.Kind == "spike" {
+			spike = max(spike, time.Duration(e.Extra))
+		}
+	}
+	return d + spike
+}
+
+func cloneSet[K comparable](m map[K]bool) map[K]bool {
+	c := make(map[K]bool, len(m))
+	for k := range m {
+		c[k] = true
+	}
+	return c
+}
+
+// lossWindows returns how long a neighbour must have been heard before a loss counts
+// and the window by whose end it must be regarded as lost. A neighbour is lost at the
+// first beat after Timeout of silence, and the silence starts at the last message
+// heard, at the fault at the latest; so Timeout + Beat on the reporter's clock, which
+// drifts (0.5 % at most in the plans: 2 % is allowed) and may step (10 ms at most),
+// plus twice the largest latency for a beat in flight. Settle: a neighbour heard for
+// two beats has had its beats through (an earlier loss of it is over: heard again, it
+// is back).
+func lossWindows(o *saga.Options, maxLatency time.Duration) (settle, window time.Duration) {
+	window = (o.Timeout+o.Beat)*102/100 + 2*maxLatency + 10*time.Millisecond
+	settle = 2*o.Beat + 2*maxLatency
+	return settle, window
+}
+
+// lossReported checks SG-4's detection rule ("lost connectivity is reported"): for
+// every item of lossItems, the agent's last report about the neighbour by the window's
+// end says lost (saga/lost, not a later saga/back). An agent that re-arranges its line
+// (saga/grace-over: a neighbour gone past the grace period) gives its new neighbours
+// a fresh timeout, so a re-arrangement in the window starts it again; a loss that
+// then ends before the window does is exempt. It says how many it checked and how many
+// losses it exempted.
+func (e *env) lossReported(r *checker.Run) error {
+	o := e.sys.opts
+	if o.Beat <= 0 {
+		r.Note("no connectivity layer (beat 0): nothing to check")
+		return nil
+	}
+	settle, window := lossWindows(o, e.maxLatency)
+	items, exempt := lossItems(e.plan, o, settle, window)
+	type report struct {
+		at   sim.Time
+		lost bool
+	}
+	reports := map[[2]string][]report{}
+	rearranged := map[string][]sim.Time{}
+	for _, ob := range r.History() {
+		switch ob.Kind {
+		case saga.ObsLost, saga.ObsBack:
+			v := ob.Value.(saga.ConnEv)
+			k := [2]string{v.Agent, v.Peer}
+			reports[k] = append(reports[k], report{ob.Time, ob.Kind == saga.ObsLost})
+		case saga.ObsGraceOver:
+			a := ob.Value.(saga.ConnEv).Agent
+			rearranged[a] = append(rearranged[a], ob.Time)
+		}
+	}
+	checked, late := 0, 0
+	defer func() {
+		r.Note(fmt.Sprintf("%d losses checked, %d exempt (shorter than %v, the reporter down, the neighbour heard less than %v before, or a re-arrangement restarting the timeout until the loss ended)", checked, exempt+late, window, settle))
+	}()
+	for _, it := range items {
+		deadline := it.at.Add(window)
+		for _, g := range rearranged[it.a] {
+			if g > it.at.Add(-window) && g <= deadline {
+				deadline = max(deadline, g.Add(window))
+			}
+		}
+		if it.until >= 0 && it.until < deadline {
+			late++
+			continue
+		}
+		checked++
+		lost := false
+		for _, rp := range reports[[2]string{it.a, it.x}] {
+			if rp.at <= deadline {
+				lost = rp.lost
+			}
+		}
+		if !lost {
+			return fmt.Errorf("%s still regards its neighbour %s as connected at %v, %v after losing it at %v", it.a, it.x, deadline, time.Duration(deadline-it.at), it.at)
+		}
+	}
+	return nil
+}
