@@ -28,6 +28,7 @@ const (
 	PropOneOut    = "one outcome"
 	PropReplay    = "log replay"
 	PropFinalData = "SG-P5 data at quiescence"
+	PropEnds      = "SG-2 sub-transaction end announced"
 )
 
 // history is the run's saga observations, indexed.
@@ -135,6 +136,7 @@ func (e *env) properties() []checker.Property {
 		{Name: PropOneOut, Class: checker.Safety, Check: e.oneOutcome},
 		{Name: PropReplay, Class: checker.Safety, Check: e.replay},
 		{Name: PropLost, Class: checker.Safety, Check: e.lossReported},
+		{Name: PropEnds, Class: checker.Safety, Check: e.endsAnnounced},
 		checker.LinearizableKeyed(PropData, serviceModel(e.sys), e.serviceOps, 0),
 		{Name: PropAtomic, Class: checker.Safety, NeedsCompleteRun: true, Check: e.atomic},
 		{Name: PropFinalData, Class: checker.Safety, NeedsCompleteRun: true, Check: e.finalData},
@@ -348,6 +350,25 @@ func (e *env) oneOutcome(r *checker.Run) error {
 		}
 	}
 	r.Note(fmt.Sprintf("%d decisions checked", n))
+	return nil
+}
+
+// SG-2 step 6: the agent whose section ends a sub-transaction (no next/2 after it; a
+// next/3 link starts another) says so when it tells the others the section was
+// processed, and no other section claims to end one. Says how many it checked.
+func (e *env) endsAnnounced(r *checker.Run) error {
+	checked := 0
+	defer func() { r.Note(fmt.Sprintf("%d processed sections checked", checked)) }()
+	for _, o := range r.History() {
+		v, ok := o.Value.(saga.SectionEv)
+		if !ok || o.Kind != saga.ObsSection || v.State != saga.Processed {
+			continue
+		}
+		checked++
+		if want := e.sys.conf.Section(v.Sec).Next == ""; v.EndsSt != want {
+			return fmt.Errorf("transaction %s: section %s processed with ends-sub-transaction %v, want %v", v.Tr, v.Sec, v.EndsSt, want)
+		}
+	}
 	return nil
 }
 
