@@ -257,14 +257,14 @@ func TestPlansDemo(t *testing.T) {
 }
 
 // Under a mutation pass (internal/mutate sets SIMRUN_MUTANT) pinned counts are not
-// compared and the bound is ten times the count; otherwise twice.
+// compared and the bound is four times the count; otherwise twice.
 func TestUnpinnedUnderMutationPass(t *testing.T) {
 	t.Setenv(MutantEnv, "")
 	if Unpinned() || Bound(100) != 200 {
 		t.Fatalf("outside a pass: Unpinned %v, Bound %d", Unpinned(), Bound(100))
 	}
 	t.Setenv(MutantEnv, "1")
-	if !Unpinned() || Bound(100) != 1000 {
+	if !Unpinned() || Bound(100) != 400 {
 		t.Fatalf("in a pass: Unpinned %v, Bound %d", Unpinned(), Bound(100))
 	}
 }
