@@ -202,14 +202,36 @@ func cloneSet[K comparable](m map[K]bool) map[K]bool {
 // and the window by whose end it must be regarded as lost. A neighbour is lost at the
 // first beat after Timeout of silence, and the silence starts at the last message
 // heard, at the fault at the latest; so Timeout + Beat on the reporter's clock, which
-// drifts (0.5 % at most in the plans: 2 % is allowed) and may step (10 ms at most),
-// plus twice the largest latency for a beat in flight. Settle: a neighbour heard for
-// two beats has had its beats through (an earlier loss of it is over: heard again, it
-// is back).
-func lossWindows(o *saga.Options, maxLatency time.Duration) (settle, window time.Duration) {
-	window = (o.Timeout+o.Beat)*102/100 + 2*maxLatency + 10*time.Millisecond
+// drifts (by the plan's largest drift, and 2 % at least) and may step back (by the
+// plan's largest step, and 10 ms at least), plus twice the largest latency for a beat
+// in flight. Settle: a neighbour heard for two beats has had its beats through (an
+// earlier loss of it is over: heard again, it is back).
+func lossWindows(o *saga.Options, maxLatency time.Duration, clock clockSlack) (settle, window time.Duration) {
+	ppm := max(clock.ppm, 20_000)
+	window = o.Timeout + o.Beat + time.Duration(float64(o.Timeout+o.Beat)*float64(ppm)/1e6) +
+		2*maxLatency + max(clock.step, 10*time.Millisecond)
 	settle = 2*o.Beat + 2*maxLatency
 	return settle, window
+}
+
+// clockSlack is the most a plan moves a clock: its largest drift (ppm) and step.
+type clockSlack struct {
+	ppm  int64
+	step time.Duration
+}
+
+func planClocks(plan faults.Plan) clockSlack {
+	var c clockSlack
+	for _, e := range plan.Events {
+		if e.Kind != "skew" {
+			continue
+		}
+		c.step = max(c.step, time.Duration(e.Step), -time.Duration(e.Step))
+		if e.DriftPPM != nil {
+			c.ppm = max(c.ppm, *e.DriftPPM, -*e.DriftPPM)
+		}
+	}
+	return c
 }
 
 // lossReported checks SG-4's detection rule ("lost connectivity is reported"): for
@@ -225,7 +247,7 @@ func (e *env) lossReported(r *checker.Run) error {
 		r.Note("no connectivity layer (beat 0): nothing to check")
 		return nil
 	}
-	settle, window := lossWindows(o, e.maxLatency)
+	settle, window := lossWindows(o, e.maxLatency, planClocks(e.plan))
 	items, exempt := lossItems(e.plan, o, settle, window)
 	type report struct {
 		at   sim.Time

@@ -26,7 +26,7 @@ func mustPlan(t *testing.T, js string) faults.Plan {
 func TestLossItems(t *testing.T) {
 	line := &saga.Options{Names: []string{"a3", "a1", "a4", "a2"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
 	all := &saga.Options{Names: []string{"a1", "a2", "a3"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, AllToAll: true}
-	settle, window := lossWindows(line, 8*time.Millisecond)
+	settle, window := lossWindows(line, 8*time.Millisecond, clockSlack{})
 	for _, c := range []struct {
 		name   string
 		o      *saga.Options
@@ -96,5 +96,23 @@ func TestLossReported(t *testing.T) {
 		if err := e.lossReported(r); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok=%v", c.name, err, c.ok)
 		}
+	}
+}
+
+// The window grows with the plan's clock faults: a clock stepped back or drifting
+// slow notices a silence late.
+func TestLossWindowFollowsClockFaults(t *testing.T) {
+	o := &saga.Options{Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
+	_, base := lossWindows(o, 8*time.Millisecond, clockSlack{})
+	if base != 281*time.Millisecond {
+		t.Fatalf("window %v, want 281ms (250ms + 2%% + 2 latencies + 10ms)", base)
+	}
+	plan := mustPlan(t, `{"events":[{"at":"1s","kind":"skew","node":"a1","step":"-40ms","drift_ppm":-100000}]}`)
+	c := planClocks(plan)
+	if c.step != 40*time.Millisecond || c.ppm != 100000 {
+		t.Fatalf("clock slack %+v", c)
+	}
+	if _, w := lossWindows(o, 8*time.Millisecond, c); w != 250*time.Millisecond+25*time.Millisecond+16*time.Millisecond+40*time.Millisecond {
+		t.Fatalf("window %v with a 40 ms step and 10%% drift", w)
 	}
 }
