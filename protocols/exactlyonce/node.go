@@ -238,8 +238,7 @@ type Node struct {
 	inq        map[StageID]bool        // volatile: inquiry timer armed
 	resends    int                     // stable when bounded: periodic re-arms so far (Config.Resends)
 	owned      uint16                  // maps referenced by this node only (copy-on-write, see Clone)
-	written    uint16                  // maps written in the current handler call
-	cloned     bool                    // made by Clone and not handled since
+	mark       *shareMark              // set by Clone when it shares owned maps (nil while none is owned)
 
 	out *sim.Outbox // valid during Handle only
 	now sim.Time
@@ -288,7 +287,6 @@ type commitRecord struct {
 // Handle implements sim.Node.
 func (n *Node) Handle(in sim.Input, out *sim.Outbox) {
 	n.out, n.now, n.rnd, n.id = out, in.Now, in.Rand, in.Self
-	n.written = 0
 	switch in.Kind {
 	case sim.Start:
 		n.init()
@@ -307,13 +305,6 @@ func (n *Node) Handle(in sim.Input, out *sim.Outbox) {
 	}
 	// Nothing of the call itself stays in the node: the model checker fingerprints it.
 	n.local, n.out, n.now, n.rnd = nil, nil, 0, 0
-	if n.cloned {
-		// A clone keeps exclusive only the maps its first call wrote: the maps Clone
-		// copied for it and it did not write need not be copied again when it is cloned
-		// in turn (a map treated as shared is only copied once more, on its next write).
-		n.owned &= n.written
-		n.cloned = false
-	}
 }
 
 func (n *Node) init() {

@@ -3,62 +3,47 @@ package exactlyonce
 import (
 	"encoding/binary"
 	"slices"
+	"sync/atomic"
 
 	"github.com/simrun-dev/simrun/sim"
 )
 
 // Clone implements sim.Cloner. Copy-on-write: the model checker clones a node for
 // every step it explores, and a step writes one or two of the node's fifteen maps, so
-// a clone shares the maps (and the records they hold) that n shares already, and
-// copies only those n references exclusively (Node.owned: the maps its handler calls
-// copied or created; for a node made by Clone, only those its first call wrote). A
-// node writes a map in place only while it references it exclusively; the first
-// write of a shared map copies it (own, put, del). So neither n nor the clone ever
-// sees the other's later changes, and Clone never writes n (the checker clones stored
-// nodes from several goroutines at once). The records held by pointer are never
-// modified in place once stored, except transactions and selection states, which are
-// copied with their map (txsW, selW).
+// a clone shares all of n's maps (and the records they hold) and owns none of them: a
+// handler copies a shared map on its first write (own, put, del). n, which may own
+// maps (Node.owned: the maps its handler calls copied or created), must treat them
+// as shared from now on too, but Clone must not write n (the checker clones stored
+// nodes from several goroutines at once): it sets n's share mark instead, an atomic
+// flag in a separate object that n's next write reads (exclusive). So neither n nor
+// the clone ever sees the other's later changes. In the checker a stored node is
+// never written again, and its clones copy only the maps they write. The records
+// held by pointer are never modified in place once stored, except transactions and
+// selection states, which are copied with their map (txsW, selW).
 func (n *Node) Clone() sim.Node {
 	c := *n
-	c.cloned = true
-	for bit := uint16(1); bit != 0 && bit <= c.owned; bit <<= 1 {
-		if c.owned&bit == 0 {
-			continue
-		}
-		switch bit {
-		case ownQueue:
-			c.queue = copyMap(c.queue, nil)
-		case ownOrchSet:
-			c.orchSet = copyMap(c.orchSet, nil)
-		case ownOrch:
-			c.orch = copyMap(c.orch, nil)
-		case ownPrepared:
-			c.prepared = copyMap(c.prepared, nil)
-		case ownCommitLog:
-			c.commitLog = copyMap(c.commitLog, nil)
-		case ownPools:
-			c.pools = copyMap(c.pools, nil)
-		case ownResPrep:
-			c.resPrep = copyMap(c.resPrep, nil)
-		case ownAttempts:
-			c.attempts = copyMap(c.attempts, nil)
-		case ownSelections:
-			c.selections = copyMap(c.selections, nil)
-		case ownTxs:
-			c.txs = copyMap(c.txs, (*tx).clone)
-		case ownSel:
-			c.sel = copyMap(c.sel, (*selection).clone)
-		case ownLocks:
-			c.locks = copyMap(c.locks, nil)
-		case ownWaiters:
-			c.waiters = copyMap(c.waiters, nil)
-		case ownSuspects:
-			c.suspects = copyMap(c.suspects, nil)
-		case ownInq:
-			c.inq = copyMap(c.inq, nil)
-		}
+	c.owned, c.mark = 0, nil
+	if n.owned != 0 && !n.mark.shared.Load() {
+		n.mark.shared.Store(true)
 	}
 	return &c
+}
+
+// shareMark records that a node's maps have been shared by Clone (see there). Every
+// node that owns a map has its own mark, created by its own first write.
+type shareMark struct{ shared atomic.Bool }
+
+// exclusive reports whether n references the map of bit exclusively (it may write it
+// in place). A node cloned since its last write owns no map any more.
+func (n *Node) exclusive(bit uint16) bool {
+	if n.owned&bit == 0 {
+		return false
+	}
+	if n.mark.shared.Load() {
+		n.owned, n.mark = 0, nil
+		return false
+	}
+	return true
 }
 
 // Maps a node references exclusively (Node.owned; see Clone).
@@ -98,13 +83,18 @@ func copyMap[K comparable, V any](m map[K]V, cp func(V) V) map[K]V {
 // own returns *m ready to be written: copied first (values through cp, when set) if
 // it may be shared with a clone, allocated if nil.
 func own[K comparable, V any](n *Node, bit uint16, m *map[K]V, cp func(V) V) map[K]V {
-	if *m == nil {
+	switch {
+	case *m == nil:
 		*m = make(map[K]V, 1)
-	} else if n.owned&bit == 0 {
+	case !n.exclusive(bit):
 		*m = copyMap(*m, cp)
+	default:
+		return *m
+	}
+	if n.mark == nil || n.mark.shared.Load() {
+		n.owned, n.mark = 0, new(shareMark) // what n owned before is shared
 	}
 	n.owned |= bit
-	n.written |= bit
 	return *m
 }
 

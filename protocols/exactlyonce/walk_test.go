@@ -171,7 +171,7 @@ func checkWalk(h *net, seen map[string]*Node) error {
 // references exclusively (owned) is bookkeeping, not state.
 func emptyToNil(n *Node) *Node {
 	c := *n
-	c.owned, c.written, c.cloned = 0, 0, false
+	c.owned, c.mark = 0, nil
 	v := reflect.ValueOf(&c).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		if f := v.Field(i); f.Kind() == reflect.Map && f.Len() == 0 {
