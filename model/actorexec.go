@@ -668,6 +668,7 @@ func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, 
 		}
 	}
 	if k := out.NumObservations(); k > 0 {
+		g0 := t.ghost
 		for i := 0; i < k; i++ {
 			kind, v := out.Observation(i)
 			if x.a.Ghost.Fold != nil {
@@ -678,7 +679,7 @@ func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, 
 				rec.Out = append(rec.Out, sim.TraceEffect{Op: "obs", Kind: kind, Value: v})
 			}
 		}
-		if x.a.Ghost.Fold != nil {
+		if x.a.Ghost.Fold != nil && !sameGhost(t.ghost, g0) {
 			t.ghostH = ghostHash(t.ghost)
 		}
 	}
@@ -756,6 +757,18 @@ func plain(t reflect.Type) bool {
 	p := walk(t)
 	plainTypes.Store(t, p)
 	return p
+}
+
+// sameGhost reports whether ghost values a and b are equal, as far as it can tell
+// cheaply: both nil, or of one plain type (comparable: no reference inside) and ==.
+// Observations often leave the ghost as it was, and then its hash need not be
+// computed again (equal values encode alike).
+func sameGhost(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && plain(t) && a == b
 }
 
 // copyGhost deep-copies a ghost value for Fold (which may modify what it is given),

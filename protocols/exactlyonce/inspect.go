@@ -85,8 +85,15 @@ func Inspect(st *sim.Storage) []StableItem {
 // OrchStateOf returns the orchestrator state stage s has in a node's stable storage
 // (OrchUnknown when there is no record). It reads one key, so model-checker invariants
 // evaluated on every state (EO-I1) stay cheap.
-func OrchStateOf(st *sim.Storage, s StageID) OrchState {
-	v, ok := st.Peek(stageKey(preOrch, s))
+func OrchStateOf(st *sim.Storage, s StageID) OrchState { return OrchStateAt(st, OrchKey(s)) }
+
+// OrchKey returns the stable-storage key of stage s's orchestrator record.
+func OrchKey(s StageID) string { return stageKey(preOrch, s) }
+
+// OrchStateAt is OrchStateOf for the key OrchKey returns, so that an invariant
+// evaluated on every state builds its keys once.
+func OrchStateAt(st *sim.Storage, key string) OrchState {
+	v, ok := st.Peek(key)
 	if !ok {
 		return OrchUnknown
 	}

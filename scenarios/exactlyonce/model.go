@@ -174,6 +174,9 @@ func foldGhost(g any, o sim.Observation) any {
 	case eo.CondYesGiven:
 		x.CondYes = true
 	}
+	if x == g.(Ghost) {
+		return g // unchanged: no new boxed value
+	}
 	return x
 }
 
@@ -240,16 +243,17 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		Timing: eo.DefaultTiming(), MaxAttempts: o.Attempts, Resends: o.Resends, Bug: o.Bug,
 		AbstractSelection: o.AbstractSelection,
 	}
+	orchKeys := [2]string{eo.OrchKey(eo.StageID{Agent: 1, Hop: 0}), eo.OrchKey(eo.StageID{Agent: 1, Hop: 1})}
 	props := []model.Property[*model.State]{
 		model.Always(PropP1, func(s *model.State) bool {
 			g := model.GhostAs[Ghost](s)
 			return g.Commits[0] <= 1 && g.Commits[1] <= 1 && !g.OutOrder
 		}),
 		model.Always(PropI1, func(s *model.State) bool {
-			for hop := int32(0); hop < 2; hop++ {
+			for _, key := range orchKeys {
 				live := 0
 				for i := 0; i < s.NumNodes(); i++ {
-					if eo.OrchStateOf(s.Stable(sim.NodeID(i)), eo.StageID{Agent: 1, Hop: hop}) != eo.OrchUnknown {
+					if eo.OrchStateAt(s.Stable(sim.NodeID(i)), key) != eo.OrchUnknown {
 						live++
 					}
 				}
