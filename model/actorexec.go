@@ -199,7 +199,7 @@ var outboxes = sync.Pool{New: func() any { return new(sim.Outbox) }}
 // node order (the system starts atomically). rec, when set, receives the start records.
 func (x *actorSys) initial(rec *[]sim.TraceRecord) *State {
 	t := &State{sys: x, nodes: make([]*nodeSlot, x.n)}
-	empty := sim.NewStorage()
+	empty := sim.NewEncodedStorage()
 	emptyH := storageHash(empty)
 	empty = intern(&x.storePool, emptyH, empty)
 	for i, spec := range x.a.Nodes {

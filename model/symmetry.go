@@ -497,7 +497,7 @@ func (x *actorSys) renamedSlot(ns *nodeSlot, p []sim.NodeID) uint64 {
 		r.h = nodeHash(renameValue(ns.node, p).(sim.Node))
 	}
 	if ns.store.Len() > 0 {
-		st := sim.NewStorage()
+		st := sim.NewEncodedStorage()
 		var ws []sim.Write
 		for _, key := range ns.store.Keys() {
 			v, _ := ns.store.Peek(key)

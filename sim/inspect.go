@@ -302,7 +302,8 @@ func StableObject(s *Storage) Object {
 		return o
 	}
 	for _, k := range s.Keys() {
-		o = append(o, Field{k, Inspect(s.m[k])})
+		v, _ := s.Peek(k)
+		o = append(o, Field{k, Inspect(v)})
 	}
 	return o
 }
