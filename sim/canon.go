@@ -16,6 +16,21 @@ import (
 // with pointer cycles are not supported (DeepCopy panics after a depth of 1000).
 func DeepCopy[T any](v T) T {
 	src := reflect.ValueOf(&v).Elem()
+	if src.Kind() == reflect.Interface {
+		// The usual case (stored values are any): copy the dynamic value and box the
+		// copy, without an interface-typed temporary. A value that holds no reference
+		// cannot be changed through an interface holding it: v is its own copy.
+		if src.IsNil() {
+			return v
+		}
+		e := src.Elem()
+		if isFlat(e.Type()) {
+			return v
+		}
+		c := reflect.New(e.Type()).Elem()
+		deepCopy(c, e, 1)
+		return c.Interface().(T)
+	}
 	dst := reflect.New(src.Type()).Elem()
 	deepCopy(dst, src, 0)
 	return dst.Interface().(T)
