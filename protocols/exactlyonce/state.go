@@ -166,132 +166,140 @@ func (n *Node) AppendState(b []byte) []byte {
 	if !n.started {
 		return append(b, 0)
 	}
-	// Keys are sorted in buffers on the stack: the model checker encodes a node after
-	// every step, and the maps hold a few entries.
-	var sbuf [8]StageID
-	var tbuf [8]Tid
+	// Entries are sorted in buffers on the stack: the model checker encodes a node
+	// after every step, and the maps hold a few entries (most are empty).
 	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(n.seq))
 	b = appendInt(b, int64(len(n.queue)))
-	for _, s := range keysInOrder(sbuf[:0], n.queue, stageLess) {
-		b = n.queue[s].AppendState(appendStage(b, s))
+	for _, e := range inOrder(make([]kv[StageID, *queueEntry], 0, 8), n.queue, stageLess) {
+		b = e.v.AppendState(appendStage(b, e.k))
 	}
 	b = appendInt(b, int64(len(n.orchSet)))
-	for _, s := range keysInOrder(sbuf[:0], n.orchSet, stageLess) {
-		b = appendStage(b, s)
-		b = appendInt(b, int64(len(n.orchSet[s])))
-		for _, v := range n.orchSet[s] {
+	for _, e := range inOrder(make([]kv[StageID, []VoteEntry], 0, 8), n.orchSet, stageLess) {
+		b = appendStage(b, e.k)
+		b = appendInt(b, int64(len(e.v)))
+		for _, v := range e.v {
 			b = appendTid(appendInt(b, int64(v.Orch)), v.Tid)
 		}
 	}
 	b = appendInt(b, int64(len(n.orch)))
-	for _, s := range keysInOrder(sbuf[:0], n.orch, stageLess) {
-		b = n.orch[s].AppendState(appendStage(b, s))
+	for _, e := range inOrder(make([]kv[StageID, *orchRecord], 0, 8), n.orch, stageLess) {
+		b = e.v.AppendState(appendStage(b, e.k))
 	}
 	b = appendInt(b, int64(len(n.prepared)))
-	for _, t := range keysInOrder(tbuf[:0], n.prepared, tidLess) {
-		b = n.prepared[t].AppendState(appendTid(b, t))
+	for _, e := range inOrder(make([]kv[Tid, *preparedPut], 0, 8), n.prepared, tidLess) {
+		b = e.v.AppendState(appendTid(b, e.k))
 	}
 	b = appendInt(b, int64(len(n.commitLog)))
-	for _, t := range keysInOrder(tbuf[:0], n.commitLog, tidLess) {
-		b = n.commitLog[t].AppendState(appendTid(b, t))
+	for _, e := range inOrder(make([]kv[Tid, *commitRecord], 0, 8), n.commitLog, tidLess) {
+		b = e.v.AppendState(appendTid(b, e.k))
 	}
-	pools := make([]string, 0, len(n.pools))
-	for p := range n.pools {
-		pools = append(pools, p)
-	}
-	slices.Sort(pools)
-	b = appendInt(b, int64(len(pools)))
-	for _, name := range pools {
-		b = n.pools[name].AppendState(appendStr(b, name))
+	b = appendInt(b, int64(len(n.pools)))
+	for _, e := range inOrder(make([]kv[string, *Pool], 0, 8), n.pools, strLess) {
+		b = e.v.AppendState(appendStr(b, e.k))
 	}
 	b = appendInt(b, int64(len(n.resPrep)))
-	for _, t := range keysInOrder(tbuf[:0], n.resPrep, tidLess) {
-		b = n.resPrep[t].AppendState(appendTid(b, t))
+	for _, e := range inOrder(make([]kv[Tid, *resPrepared], 0, 8), n.resPrep, tidLess) {
+		b = e.v.AppendState(appendTid(b, e.k))
 	}
 	b = appendInt(b, int64(len(n.txs)))
-	for _, s := range keysInOrder(sbuf[:0], n.txs, stageLess) {
-		b = n.txs[s].appendState(b)
+	for _, e := range inOrder(make([]kv[StageID, *tx], 0, 8), n.txs, stageLess) {
+		b = e.v.appendState(b)
 	}
 	b = appendInt(b, int64(len(n.sel)))
-	for _, s := range keysInOrder(sbuf[:0], n.sel, stageLess) {
-		sl := n.sel[s]
-		b = appendStage(b, s)
-		b = append(b, byte(sl.role))
-		b = appendNodes(b, sl.acks)
-		b = appendInt(b, int64(sl.lastHeard))
+	for _, e := range inOrder(make([]kv[StageID, *selection], 0, 8), n.sel, stageLess) {
+		b = appendStage(b, e.k)
+		b = append(b, byte(e.v.role))
+		b = appendNodes(b, e.v.acks)
+		b = appendInt(b, int64(e.v.lastHeard))
 	}
 	b = appendInt(b, int64(len(n.attempts)))
-	for _, s := range keysInOrder(sbuf[:0], n.attempts, stageLess) {
-		b = appendStage(b, s)
-		b = appendInt(b, int64(n.attempts[s]))
+	for _, e := range inOrder(make([]kv[StageID, int], 0, 8), n.attempts, stageLess) {
+		b = appendStage(b, e.k)
+		b = appendInt(b, int64(e.v))
 	}
 	b = appendInt(b, int64(len(n.selections)))
-	for _, s := range keysInOrder(sbuf[:0], n.selections, stageLess) {
-		b = appendStage(b, s)
-		b = appendInt(b, int64(n.selections[s]))
+	for _, e := range inOrder(make([]kv[StageID, int], 0, 8), n.selections, stageLess) {
+		b = appendStage(b, e.k)
+		b = appendInt(b, int64(e.v))
 	}
 	b = appendInt(b, int64(len(n.inq)))
-	for _, s := range keysInOrder(sbuf[:0], n.inq, stageLess) {
-		b = appendStage(b, s)
+	for _, e := range inOrder(make([]kv[StageID, bool], 0, 8), n.inq, stageLess) {
+		b = appendStage(b, e.k)
 	}
-	pools = make([]string, 0, len(n.locks)+len(n.waiters))
-	for p := range n.locks {
-		pools = append(pools, p)
-	}
-	for p := range n.waiters {
-		if _, ok := n.locks[p]; !ok {
+	if len(n.locks) == 0 && len(n.waiters) == 0 {
+		b = appendInt(b, 0)
+	} else {
+		pools := make([]string, 0, len(n.locks)+len(n.waiters))
+		for p := range n.locks {
 			pools = append(pools, p)
 		}
-	}
-	slices.Sort(pools)
-	b = appendInt(b, int64(len(pools)))
-	for _, p := range pools {
-		b = appendStr(b, p)
-		t, ok := n.locks[p]
-		b = appendBool(b, ok)
-		b = appendTid(b, t)
-		b = appendInt(b, int64(len(n.waiters[p])))
-		for _, s := range n.waiters[p] {
-			b = appendStage(b, s)
+		for p := range n.waiters {
+			if _, ok := n.locks[p]; !ok {
+				pools = append(pools, p)
+			}
+		}
+		slices.Sort(pools)
+		b = appendInt(b, int64(len(pools)))
+		for _, p := range pools {
+			b = appendStr(b, p)
+			t, ok := n.locks[p]
+			b = appendBool(b, ok)
+			b = appendTid(b, t)
+			b = appendInt(b, int64(len(n.waiters[p])))
+			for _, s := range n.waiters[p] {
+				b = appendStage(b, s)
+			}
 		}
 	}
-	sus := make([]sim.NodeID, 0, len(n.suspects))
-	for s := range n.suspects {
-		sus = append(sus, s)
+	b = appendInt(b, int64(len(n.suspects)))
+	for _, e := range inOrder(make([]kv[sim.NodeID, bool], 0, 8), n.suspects, nodeLess) {
+		b = appendInt(b, int64(e.k))
 	}
-	slices.Sort(sus)
-	return appendNodes(b, sus)
+	return b
 }
 
-// keysInOrder appends m's keys to ks in the order less gives (insertion sort for the
-// usual few keys).
-func keysInOrder[K comparable, V any](ks []K, m map[K]V, less func(a, b K) bool) []K {
+// kv is a map entry.
+type kv[K comparable, V any] struct {
+	k K
+	v V
+}
+
+// inOrder appends m's entries to es in the order of their keys less gives (insertion
+// sort for the usual few keys), without iterating an empty map.
+func inOrder[K comparable, V any](es []kv[K, V], m map[K]V, less func(a, b K) bool) []kv[K, V] {
+	if len(m) == 0 {
+		return es
+	}
 	if len(m) > 16 {
-		for k := range m {
-			ks = append(ks, k)
+		for k, v := range m {
+			es = append(es, kv[K, V]{k, v})
 		}
-		slices.SortFunc(ks, func(a, b K) int {
-			if less(a, b) {
+		slices.SortFunc(es, func(a, b kv[K, V]) int {
+			if less(a.k, b.k) {
 				return -1
 			}
-			if less(b, a) {
+			if less(b.k, a.k) {
 				return 1
 			}
 			return 0
 		})
-		return ks
+		return es
 	}
-	for k := range m {
-		i := len(ks)
-		ks = append(ks, k)
-		for ; i > 0 && less(k, ks[i-1]); i-- {
-			ks[i] = ks[i-1]
+	for k, v := range m {
+		i := len(es)
+		es = append(es, kv[K, V]{k, v})
+		for ; i > 0 && less(k, es[i-1].k); i-- {
+			es[i] = es[i-1]
 		}
-		ks[i] = k
+		es[i] = kv[K, V]{k, v}
 	}
-	return ks
+	return es
 }
+
+func strLess(a, b string) bool { return a < b }
+
+func nodeLess(a, b sim.NodeID) bool { return a < b }
 
 func tidLess(a, b Tid) bool { return a.Node < b.Node || (a.Node == b.Node && a.Seq < b.Seq) }
 
