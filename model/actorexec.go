@@ -557,16 +557,15 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 	// What effects may change, to undo it if an effect turns out invalid: node n's
 	// slot (mut may modify it in place), the link list (only sends change it), the
 	// ghost.
-	slot, ghost, ghostH := *t.nodes[n], t.ghost, t.ghostH
-	var links []*link
-	if len(out.Sends()) > 0 {
+	slot, ghost, ghostH, nmsgs := *t.nodes[n], t.ghost, t.ghostH, t.nmsgs
+	links := t.links // not modified in place unless owned (ownLinks)
+	if len(out.Sends()) > 0 && t.linksOwned {
 		links = slices.Clone(t.links)
-	} else {
-		links = t.links
 	}
 	if pe := x.effects(t, n, node, in, out, rec); pe != nil {
 		undo := slot // slot itself stays on the stack
-		t.nodes[n], t.links, t.ghost, t.ghostH = &undo, links, ghost, ghostH
+		t.nodes[n], t.links, t.ghost, t.ghostH, t.nmsgs = &undo, links, ghost, ghostH, nmsgs
+		t.linksOwned = false
 		x.markPanic(t, pe, rec)
 	}
 }

@@ -652,3 +652,47 @@ func TestUnorderedQueueIsCanonical(t *testing.T) {
 		t.Fatalf("%v distinct %d, want 9", res.Outcome, res.Distinct)
 	}
 }
+
+// Deriving a successor shares the state's link list until it changes it (ownLinks) and
+// keeps the node list in the state itself: expanding a state must leave it exactly as
+// it was. Every state of small systems with every kind of action on links (FIFO and
+// unordered deliveries, losses, duplicates, crashes that drop queues, cuts) is
+// described before and after its successors are generated.
+func TestSuccessorsLeaveTheirStateUnchanged(t *testing.T) {
+	for _, sys := range []*Actors{
+		{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver), node("c", receiver)},
+			Inject: goInput(), Network: Network{Unordered: true, Lossy: true, MaxLosses: 1}, Crashes: Crashes{Budget: 1}, Cuts: Cuts{Budget: 1}},
+		{Nodes: []sim.NodeSpec{node("a", sender), node("b", receiver)}, Inject: goInput(), Ghost: seqGhost,
+			Network: Network{Duplicating: true, MaxDuplicates: 2}, Crashes: Crashes{Budget: 1}},
+	} {
+		r, err := sys.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := r.(*checker[*State]).sp
+		describe := func(s *State) string {
+			return fmt.Sprint(s.fingerprint(), s.InFlight(), s.nodes, len(s.links))
+		}
+		seen := map[uint64]bool{}
+		queue := sp.Init()
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			if seen[s.fp] {
+				continue
+			}
+			seen[s.fp] = true
+			before := describe(s)
+			if s.NumInFlight() != len(s.InFlight()) {
+				t.Fatalf("NumInFlight %d, %d messages in flight", s.NumInFlight(), len(s.InFlight()))
+			}
+			sp.Next(s, func(_ Action, u *State) { queue = append(queue, u) })
+			if after := describe(s); after != before {
+				t.Fatalf("expanding a state changed it:\n%s\n%s", before, after)
+			}
+		}
+		if len(seen) < 50 {
+			t.Fatalf("only %d states", len(seen))
+		}
+	}
+}

@@ -16,12 +16,19 @@ type State struct {
 	links  []*link     // non-empty link queues, sorted by (from, to); shared likewise
 	cut    []uint64    // bitset of cut directed links (from*n+to); nil when none is cut
 	clock  int32       // global clock, ticks (discrete time)
+	nmsgs  int32       // messages in flight (the lengths of the link queues summed)
 	faults FaultsUsed
 	ghost  any
 	ghostH uint64
 	panic  *sim.PanicError
 	fp     uint64
 	owned  uint64 // nodes (< 64) already copied by mut since derive
+	// nodeBuf holds nodes for systems of up to four nodes (one allocation fewer per
+	// derived state).
+	nodeBuf [4]*nodeSlot
+	// linksOwned: links is this state's own array (copied by ownLinks since derive),
+	// which it may modify; otherwise it is shared with the state derived from.
+	linksOwned bool
 	// inert: the last handler call changed nothing and did nothing (no effect, same
 	// node state); transient, not part of the state (Network.Guarded reads it).
 	inert bool
@@ -154,13 +161,7 @@ func (s *State) InFlight() []InFlight {
 
 // NumInFlight returns len(s.InFlight()) without building the list (state
 // constraints such as "at most k messages in flight" run on every state).
-func (s *State) NumInFlight() int {
-	n := 0
-	for _, l := range s.links {
-		n += len(l.msgs)
-	}
-	return n
-}
+func (s *State) NumInFlight() int { return int(s.nmsgs) }
 
 // PendingInjections returns how many workload injections for node n are not yet
 // delivered (or lost).
@@ -205,10 +206,23 @@ func (s *State) Panic() *sim.PanicError { return s.panic }
 // are shared and must be replaced, not mutated (see mut).
 func (s *State) derive() *State {
 	t := *s
-	t.nodes = slices.Clone(s.nodes)
-	t.links = slices.Clone(s.links)
-	t.fp, t.owned, t.inert = 0, 0, false
+	if len(s.nodes) <= len(t.nodeBuf) {
+		t.nodes = t.nodeBuf[:len(s.nodes)]
+		copy(t.nodes, s.nodes)
+	} else {
+		t.nodes = slices.Clone(s.nodes)
+	}
+	t.fp, t.owned, t.inert, t.linksOwned = 0, 0, false, false
 	return &t
+}
+
+// ownLinks makes t's link list its own (a copy, the first time since derive), ready
+// to be modified; the queues it points to stay shared (replace, never modify).
+func (t *State) ownLinks() {
+	if !t.linksOwned {
+		t.links = slices.Clone(t.links)
+		t.linksOwned = true
+	}
 }
 
 // mut returns node n's slot, copied first if it may be shared with another state.
@@ -258,19 +272,46 @@ func (t *State) linkIndex(from, to sim.NodeID) (int, bool) {
 // enqueue appends e to the link from→to (in canonical position when unordered).
 func (t *State) enqueue(from, to sim.NodeID, e envelope, unordered bool) {
 	i, ok := t.linkIndex(from, to)
+	t.ownLinks()
+	t.nmsgs++
 	if !ok {
-		t.links = slices.Insert(t.links, i, &link{from: from, to: to, msgs: []envelope{e}})
+		l := newLink(from, to, 1)
+		l.msgs[0] = e
+		t.links = slices.Insert(t.links, i, l)
 		return
 	}
 	old := t.links[i].msgs
-	msgs := make([]envelope, 0, len(old)+1)
+	l := newLink(from, to, len(old)+1)
+	j := len(old)
 	if unordered {
-		j, _ := slices.BinarySearchFunc(old, e, cmpEnvelope)
-		msgs = append(append(append(msgs, old[:j]...), e), old[j:]...)
-	} else {
-		msgs = append(append(msgs, old...), e)
+		j, _ = slices.BinarySearchFunc(old, e, cmpEnvelope)
 	}
-	t.links[i] = &link{from: from, to: to, msgs: msgs}
+	copy(l.msgs, old[:j])
+	l.msgs[j] = e
+	copy(l.msgs[j+1:], old[j:])
+	t.links[i] = l
+}
+
+// newLink returns a link queue of n messages (to be filled in), allocated with the
+// link itself when short (most queues hold a message or two).
+func newLink(from, to sim.NodeID, n int) *link {
+	switch n {
+	case 1:
+		c := &struct {
+			l   link
+			buf [1]envelope
+		}{l: link{from: from, to: to}}
+		c.l.msgs = c.buf[:]
+		return &c.l
+	case 2:
+		c := &struct {
+			l   link
+			buf [2]envelope
+		}{l: link{from: from, to: to}}
+		c.l.msgs = c.buf[:]
+		return &c.l
+	}
+	return &link{from: from, to: to, msgs: make([]envelope, n)}
 }
 
 func cmpEnvelope(a, b envelope) int {
@@ -286,18 +327,22 @@ func cmpEnvelope(a, b envelope) int {
 // dequeue removes message j of link i.
 func (t *State) dequeue(i, j int) {
 	l := t.links[i]
+	t.ownLinks()
+	t.nmsgs--
 	if len(l.msgs) == 1 {
 		t.links = slices.Delete(t.links, i, i+1)
 		return
 	}
-	msgs := make([]envelope, 0, len(l.msgs)-1)
-	msgs = append(append(msgs, l.msgs[:j]...), l.msgs[j+1:]...)
-	t.links[i] = &link{from: l.from, to: l.to, msgs: msgs}
+	c := newLink(l.from, l.to, len(l.msgs)-1)
+	copy(c.msgs, l.msgs[:j])
+	copy(c.msgs[j:], l.msgs[j+1:])
+	t.links[i] = c
 }
 
 // dropTo removes every message in flight to node n (a crash) and returns how many.
 func (t *State) dropTo(n sim.NodeID) int {
 	lost := 0
+	t.ownLinks()
 	t.links = slices.DeleteFunc(t.links, func(l *link) bool {
 		if l.to == n {
 			lost += len(l.msgs)
@@ -305,6 +350,7 @@ func (t *State) dropTo(n sim.NodeID) int {
 		}
 		return false
 	})
+	t.nmsgs -= int32(lost)
 	return lost
 }
 
