@@ -216,7 +216,8 @@ func NewNode(cfg *Config) *Node { return &Node{cfg: cfg} }
 type Node struct {
 	cfg     *Config
 	id      sim.NodeID
-	started bool // Start or Restart handled: the fields below are the node's state
+	owned   uint16 // maps referenced by this node only (copy-on-write, see Clone)
+	started bool   // Start or Restart handled: the fields below are the node's state
 
 	// ---- stable ----
 	seq        uint32                  // last Tid sequence number (key "tm/seq")
@@ -237,7 +238,6 @@ type Node struct {
 	local      []localMsg              // volatile: messages to self, drained per call
 	inq        map[StageID]bool        // volatile: inquiry timer armed
 	resends    int                     // stable when bounded: periodic re-arms so far (Config.Resends)
-	owned      uint16                  // maps referenced by this node only (copy-on-write, see Clone)
 	mark       *shareMark              // set by Clone when it shares owned maps (nil while none is owned)
 
 	out *sim.Outbox // valid during Handle only
