@@ -16,14 +16,9 @@ const PropLost = "SG-4 lost connectivity reported"
 
 // planState is the connectivity a fault plan leaves between two of its events.
 type planState struct {
-	down   map[string]bool
-	group  map[string]int // partition group per node (nil: no partition)
-	cut    map[[2]string]bool
-	events int // events applied so far
-}
-
-func (s *planState) healthy() bool {
-	return len(s.down) == 0 && s.group == nil && len(s.cut) == 0
+	down  map[string]bool
+	group map[string]int // partition group per node (nil: no partition)
+	cut   map[[2]string]bool
 }
 
 // hears reports whether a can hear x: both up, on the same side of any partition, the
