@@ -196,32 +196,42 @@ func cloneSet[K comparable](m map[K]bool) map[K]bool {
 // lossWindows returns how long a neighbour must have been heard before a loss counts
 // and the window by whose end it must be regarded as lost. A neighbour is lost at the
 // first beat after Timeout of silence, and the silence starts at the last message
-// heard, at the fault at the latest; so Timeout + Beat on the reporter's clock, which
-// drifts (by the plan's largest drift, and 2 % at least) and may step back (by the
-// plan's largest step, and 10 ms at least), plus twice the largest latency for a beat
-// in flight. Settle: a neighbour heard for two beats has had its beats through (an
-// earlier loss of it is over: heard again, it is back).
-func lossWindows(o *saga.Options, maxLatency time.Duration, clock clockSlack) (settle, window time.Duration) {
-	ppm := max(clock.ppm, 20_000)
-	window = o.Timeout + o.Beat + time.Duration(float64(o.Timeout+o.Beat)*float64(ppm)/1e6) +
-		2*maxLatency + max(clock.step, 10*time.Millisecond)
+// heard, at the fault at the latest; so Timeout + Beat on the reporter's clock. A
+// clock that runs slow by p ppm takes (T+B)/(1-p) of real time for that, and every
+// step back delays it by the step (the plan's largest drift, 2 % at least, and the
+// largest sum of one node's backward steps, 10 ms at least); plus twice the largest
+// latency for a beat in flight. A clock slowed to a stop leaves no window (ok false).
+// Settle: a neighbour heard for two beats has had its beats through (an earlier loss
+// of it is over: heard again, it is back).
+func lossWindows(o *saga.Options, maxLatency time.Duration, clock clockSlack) (settle, window time.Duration, ok bool) {
 	settle = 2*o.Beat + 2*maxLatency
-	return settle, window
+	ppm := max(clock.ppm, 20_000)
+	if ppm >= 1_000_000 {
+		return settle, 0, false
+	}
+	onClock := float64(o.Timeout + o.Beat)
+	window = time.Duration(onClock*1e6/float64(1_000_000-ppm)) + 2*maxLatency + max(clock.back, 10*time.Millisecond)
+	return settle, window, true
 }
 
-// clockSlack is the most a plan moves a clock: its largest drift (ppm) and step.
+// clockSlack is the most a plan slows a clock: its largest drift (ppm, either sign
+// counted as slow) and the largest total of one node's backward steps.
 type clockSlack struct {
 	ppm  int64
-	step time.Duration
+	back time.Duration
 }
 
 func planClocks(plan faults.Plan) clockSlack {
 	var c clockSlack
+	back := map[string]time.Duration{}
 	for _, e := range plan.Events {
 		if e.Kind != "skew" {
 			continue
 		}
-		c.step = max(c.step, time.Duration(e.Step), -time.Duration(e.Step))
+		if e.Step < 0 {
+			back[e.Node] -= time.Duration(e.Step)
+			c.back = max(c.back, back[e.Node])
+		}
 		if e.DriftPPM != nil {
 			c.ppm = max(c.ppm, *e.DriftPPM, -*e.DriftPPM)
 		}
@@ -242,7 +252,11 @@ func (e *env) lossReported(r *checker.Run) error {
 		r.Note("no connectivity layer (beat 0): nothing to check")
 		return nil
 	}
-	settle, window := lossWindows(o, e.maxLatency, planClocks(e.plan))
+	settle, window, ok := lossWindows(o, e.maxLatency, planClocks(e.plan))
+	if !ok {
+		r.Note("a clock slowed to a stop: no detection bound, nothing checked")
+		return nil
+	}
 	items, exempt := lossItems(e.plan, o, settle, window)
 	type report struct {
 		at   sim.Time

@@ -9,6 +9,7 @@ import (
 	"github.com/simrun-dev/simrun/checker"
 	"github.com/simrun-dev/simrun/faults"
 	"github.com/simrun-dev/simrun/protocols/saga"
+	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -26,7 +27,7 @@ func mustPlan(t *testing.T, js string) faults.Plan {
 func TestLossItems(t *testing.T) {
 	line := &saga.Options{Names: []string{"a3", "a1", "a4", "a2"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
 	all := &saga.Options{Names: []string{"a1", "a2", "a3"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, AllToAll: true}
-	settle, window := lossWindows(line, 8*time.Millisecond, clockSlack{})
+	settle, window, _ := lossWindows(line, 8*time.Millisecond, clockSlack{})
 	for _, c := range []struct {
 		name   string
 		o      *saga.Options
@@ -99,20 +100,50 @@ func TestLossReported(t *testing.T) {
 	}
 }
 
-// The window grows with the plan's clock faults: a clock stepped back or drifting
-// slow notices a silence late.
+// The window grows with the plan's clock faults: a clock that runs slow or steps back
+// notices a silence late (the two plans an adversarial review found failing correct
+// runs: four steps back of 100 ms, and a clock at half speed).
 func TestLossWindowFollowsClockFaults(t *testing.T) {
 	o := &saga.Options{Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
-	_, base := lossWindows(o, 8*time.Millisecond, clockSlack{})
-	if base != 281*time.Millisecond {
-		t.Fatalf("window %v, want 281ms (250ms + 2%% + 2 latencies + 10ms)", base)
+	_, base, _ := lossWindows(o, 8*time.Millisecond, clockSlack{})
+	if want := 250*time.Millisecond*1e6/980000 + 16*time.Millisecond + 10*time.Millisecond; base != want {
+		t.Fatalf("window %v, want %v (250ms at 2%% slow + 2 latencies + 10ms)", base, want)
 	}
-	plan := mustPlan(t, `{"events":[{"at":"1s","kind":"skew","node":"a1","step":"-40ms","drift_ppm":-100000}]}`)
-	c := planClocks(plan)
-	if c.step != 40*time.Millisecond || c.ppm != 100000 {
-		t.Fatalf("clock slack %+v", c)
+	steps := mustPlan(t, `{"events":[{"at":"100ms","kind":"skew","node":"a2","step":"-100ms"},{"at":"150ms","kind":"skew","node":"a2","step":"-100ms"},
+		{"at":"200ms","kind":"skew","node":"a1","step":"-150ms"},{"at":"250ms","kind":"skew","node":"a2","step":"30ms"}]}`)
+	if c := planClocks(steps); c.back != 200*time.Millisecond {
+		t.Fatalf("backward steps %v, want a2's 200ms (a1's 150ms is less; forward steps do not count)", c.back)
 	}
-	if _, w := lossWindows(o, 8*time.Millisecond, c); w != 250*time.Millisecond+25*time.Millisecond+16*time.Millisecond+40*time.Millisecond {
-		t.Fatalf("window %v with a 40 ms step and 10%% drift", w)
+	slow := mustPlan(t, `{"events":[{"at":"10ms","kind":"skew","node":"a2","drift_ppm":-500000}]}`)
+	if _, w, _ := lossWindows(o, 8*time.Millisecond, planClocks(slow)); w != 500*time.Millisecond+26*time.Millisecond {
+		t.Fatalf("window %v at half speed, want 526ms", w)
 	}
+	if _, _, ok := lossWindows(o, 8*time.Millisecond, clockSlack{ppm: 1_000_000}); ok {
+		t.Fatal("a stopped clock has no window") // plans bound drift to 50 %; kept for safety
+	}
+	for _, plan := range []string{
+		`{"events":[{"at":"90ms","kind":"partition","groups":[["a3"]]},{"at":"100ms","kind":"skew","node":"a2","step":"-100ms"},{"at":"150ms","kind":"skew","node":"a2","step":"-100ms"},{"at":"200ms","kind":"skew","node":"a2","step":"-100ms"},{"at":"250ms","kind":"skew","node":"a2","step":"-100ms"},{"at":"2s","kind":"heal"}]}`,
+		`{"events":[{"at":"10ms","kind":"skew","node":"a2","drift_ppm":-500000},{"at":"130ms","kind":"partition","groups":[["a3"]]},{"at":"3s","kind":"heal"}]}`,
+	} {
+		rep := runWithPlan(t, "saga/partition-short", mustPlan(t, plan))
+		for _, v := range rep.Verdicts {
+			if v.Property == PropLost && v.Failed() {
+				t.Errorf("%s: %v", plan, v)
+			}
+		}
+	}
+}
+
+// runWithPlan runs a scenario on seed 1 under plan.
+func runWithPlan(t *testing.T, name string, plan faults.Plan) *scenarios.Report {
+	t.Helper()
+	sc, err := scenarios.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := scenarios.Run(sc, scenarios.Options{Seed: 1, Faults: &plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
