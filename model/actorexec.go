@@ -724,42 +724,9 @@ func msgHash(m sim.Message) uint64 {
 	}, m)
 }
 
-// plainTypes caches whether a type holds no reference (reflect.Type → bool).
-var plainTypes sync.Map
-
-// plain reports whether values of t hold no pointer, map, slice, channel, function or
-// interface: an interface holding one cannot be changed through it, so it needs no
-// deep copy.
-func plain(t reflect.Type) bool {
-	if p, ok := plainTypes.Load(t); ok {
-		return p.(bool)
-	}
-	var walk func(t reflect.Type) bool
-	walk = func(t reflect.Type) bool {
-		switch t.Kind() {
-		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-			reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
-			return true
-		case reflect.Array:
-			return walk(t.Elem())
-		case reflect.Struct:
-			for i := 0; i < t.NumField(); i++ {
-				if !walk(t.Field(i).Type) {
-					return false
-				}
-			}
-			return true
-		}
-		return false
-	}
-	p := walk(t)
-	plainTypes.Store(t, p)
-	return p
-}
-
 // sameGhost reports whether ghost values a and b are equal, as far as it can tell
-// cheaply: both nil, or of one plain type (comparable: no reference inside) and ==.
+// cheaply: both nil, or of one type with no reference and no float inside
+// (sim.FlatExact: == then agrees with the encoding) and ==.
 // Observations often leave the ghost as it was, and then its hash need not be
 // computed again (equal values encode alike).
 func sameGhost(a, b any) bool {
@@ -767,13 +734,14 @@ func sameGhost(a, b any) bool {
 		return a == nil && b == nil
 	}
 	t := reflect.TypeOf(a)
-	return t == reflect.TypeOf(b) && plain(t) && a == b
+	return t == reflect.TypeOf(b) && sim.FlatExact(t) && a == b
 }
 
 // copyGhost deep-copies a ghost value for Fold (which may modify what it is given),
-// unless its type is plain.
+// unless its type holds no reference (sim.Flat: an interface holding one cannot be
+// changed through it).
 func copyGhost(g any) any {
-	if g == nil || plain(reflect.TypeOf(g)) {
+	if g == nil || sim.Flat(reflect.TypeOf(g)) {
 		return g
 	}
 	return sim.DeepCopy(g)

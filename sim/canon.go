@@ -140,42 +140,63 @@ func copyValue(dst, src reflect.Value, f func(NodeID) NodeID, depth int) {
 	}
 }
 
-// flatCache remembers whether a type holds no pointers, slices, maps or interfaces.
-// Sweeps run many kernels in parallel, hence the lock.
+// flatCache remembers whether a type holds no pointers, slices, maps or interfaces
+// (key false) and whether it holds no floats either (key true). Sweeps run many
+// kernels in parallel, hence the lock.
 var (
 	flatMu    sync.RWMutex
-	flatCache = map[reflect.Type]bool{}
+	flatCache = map[flatKey]bool{}
 )
 
+type flatKey struct {
+	t       reflect.Type
+	noFloat bool
+}
+
 // isFlat reports whether values of t can be copied by assignment.
-func isFlat(t reflect.Type) bool {
+func isFlat(t reflect.Type) bool { return flat(t, false) }
+
+// Flat reports whether values of type t hold no pointer, slice, map, channel,
+// function or interface: a copy by assignment is a deep copy, and a value held in an
+// interface cannot be changed through it.
+func Flat(t reflect.Type) bool { return flat(t, false) }
+
+// FlatExact reports whether t is Flat and holds no floating-point number either, so
+// that == on two values agrees with their canonical encodings (+0 and -0 are == but
+// encode apart).
+func FlatExact(t reflect.Type) bool { return flat(t, true) }
+
+func flat(t reflect.Type, noFloat bool) bool {
+	k := flatKey{t, noFloat}
 	flatMu.RLock()
-	f, ok := flatCache[t]
+	f, ok := flatCache[k]
 	flatMu.RUnlock()
 	if ok {
 		return f
 	}
-	f = computeFlat(t, 0)
+	f = computeFlat(t, noFloat, 0)
 	flatMu.Lock()
-	flatCache[t] = f
+	flatCache[k] = f
 	flatMu.Unlock()
 	return f
 }
 
-func computeFlat(t reflect.Type, depth int) bool {
+func computeFlat(t reflect.Type, noFloat bool, depth int) bool {
 	if depth > 50 {
 		return false
 	}
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		reflect.String:
 		return true
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return !noFloat
 	case reflect.Array:
-		return computeFlat(t.Elem(), depth+1)
+		return computeFlat(t.Elem(), noFloat, depth+1)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
-			if !computeFlat(t.Field(i).Type, depth+1) {
+			if !computeFlat(t.Field(i).Type, noFloat, depth+1) {
 				return false
 			}
 		}

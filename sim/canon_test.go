@@ -198,3 +198,30 @@ func TestEncodedStorageMatchesPlain(t *testing.T) {
 		}
 	}
 }
+
+// Flat and FlatExact: no reference inside (and, for FlatExact, no float either).
+func TestFlatTypes(t *testing.T) {
+	type inner struct {
+		A [2]int
+		S string
+	}
+	type withFloat struct {
+		N int
+		F float64
+	}
+	type withPtr struct{ P *int }
+	type withIface struct{ V any }
+	for _, c := range []struct {
+		v           any
+		flat, exact bool
+	}{
+		{1, true, true}, {"s", true, true}, {inner{}, true, true},
+		{withFloat{}, true, false}, {complex(1, 2), true, false}, {[3]float32{}, true, false},
+		{withPtr{}, false, false}, {withIface{}, false, false}, {[]int{}, false, false}, {map[int]int{}, false, false},
+	} {
+		ty := reflect.TypeOf(c.v)
+		if sim.Flat(ty) != c.flat || sim.FlatExact(ty) != c.exact {
+			t.Errorf("%v: Flat %v FlatExact %v, want %v %v", ty, sim.Flat(ty), sim.FlatExact(ty), c.flat, c.exact)
+		}
+	}
+}
