@@ -2,7 +2,8 @@
 // example, parallel sub-transactions, crashes with log replay, partitions shorter and
 // longer than the grace period, lossy links, a swarm of generated saga graphs, the
 // orchestrated and all-to-all baselines, the experiments and the model-checked
-// configuration; and the properties every run checks (props.go).
+// configuration; and the properties every run checks (props.go; SG-4's "lost
+// connectivity is reported", which reads the fault plan, in detect.go).
 package sagascen
 
 import (
