@@ -388,42 +388,80 @@ func (s Settlement) Reachable(from, to string) bool {
 // progress despite Down nodes or a Split if it claims to tolerate them.
 func (p Plan) Settled() Settlement {
 	var t Duration
-	dn := map[string]bool{}
-	partitioned := false
-	var groups [][]string
-	cuts := map[[2]string]bool{}
+	st := newConnectivity()
 	for _, e := range p.Events {
 		end := e.At
 		if (e.Kind == "spike" || e.Kind == "burst") && e.At+e.For > end {
 			end = e.At + e.For
 		}
 		t = max(t, end)
-		switch e.Kind {
-		case "crash":
-			dn[e.Node] = true
-		case "restart":
-			delete(dn, e.Node)
-		case "partition":
-			partitioned, groups = true, e.Groups
-		case "cut":
-			cuts[[2]string{e.From, e.To}] = true
-		case "restore":
-			delete(cuts, [2]string{e.From, e.To})
-		case "heal":
-			partitioned = false
-			clear(cuts)
+		st.apply(e)
+	}
+	return st.settlement(sim.Time(t))
+}
+
+// Timeline returns the connectivity the plan leaves at each instant it has events: a
+// Settlement per distinct event time (At: the instant it holds from, until the next
+// one's), preceded by the fault-free one from time 0 unless an event is at 0.
+func (p Plan) Timeline() []Settlement {
+	st := newConnectivity()
+	out := []Settlement{st.settlement(0)}
+	for i := 0; i < len(p.Events); {
+		at := p.Events[i].At
+		for ; i < len(p.Events) && p.Events[i].At == at; i++ {
+			st.apply(p.Events[i])
+		}
+		if s := st.settlement(sim.Time(at)); at == 0 {
+			out[0] = s
+		} else {
+			out = append(out, s)
 		}
 	}
-	s := Settlement{At: sim.Time(t), Split: partitioned || len(cuts) > 0}
-	for n := range dn {
+	return out
+}
+
+// connectivity is what a plan's events leave in force: nodes down, the partition,
+// the cut links.
+type connectivity struct {
+	down        map[string]bool
+	partitioned bool
+	groups      [][]string
+	cuts        map[[2]string]bool
+}
+
+func newConnectivity() *connectivity {
+	return &connectivity{down: map[string]bool{}, cuts: map[[2]string]bool{}}
+}
+
+func (c *connectivity) apply(e Event) {
+	switch e.Kind {
+	case "crash":
+		c.down[e.Node] = true
+	case "restart":
+		delete(c.down, e.Node)
+	case "partition":
+		c.partitioned, c.groups = true, e.Groups
+	case "cut":
+		c.cuts[[2]string{e.From, e.To}] = true
+	case "restore":
+		delete(c.cuts, [2]string{e.From, e.To})
+	case "heal":
+		c.partitioned = false
+		clear(c.cuts)
+	}
+}
+
+func (c *connectivity) settlement(at sim.Time) Settlement {
+	s := Settlement{At: at, Split: c.partitioned || len(c.cuts) > 0}
+	for n := range c.down {
 		s.Down = append(s.Down, n)
 	}
 	slices.Sort(s.Down)
-	if partitioned {
-		s.Groups = groups
+	if c.partitioned {
+		s.Groups = c.groups
 	}
-	for c := range cuts {
-		s.Cuts = append(s.Cuts, c)
+	for k := range c.cuts {
+		s.Cuts = append(s.Cuts, k)
 	}
 	slices.SortFunc(s.Cuts, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	return s

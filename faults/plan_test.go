@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,43 @@ func TestSwarmDrawsDifferentIntensities(t *testing.T) {
 	}
 	if len(seen) < 10 {
 		t.Fatalf("only %d distinct (crashes, partitions) settings in 50 seeds", len(seen))
+	}
+}
+
+// Timeline: the connectivity from each event time on, merged per instant, starting
+// fault-free at 0; its last entry agrees with Settled on what is left in force.
+func TestTimeline(t *testing.T) {
+	p, err := faults.Parse([]byte(`{"events":[
+		{"at":"100ms","kind":"crash","node":"a"},
+		{"at":"100ms","kind":"partition","groups":[["b"]]},
+		{"at":"200ms","kind":"cut","from":"c","to":"d"},
+		{"at":"300ms","kind":"heal"},
+		{"at":"400ms","kind":"restart","node":"a"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := p.Timeline()
+	if len(tl) != 5 {
+		t.Fatalf("%d entries, want 5 (0, 100, 200, 300, 400 ms): %+v", len(tl), tl)
+	}
+	if tl[0].At != 0 || tl[0].Split || len(tl[0].Down) != 0 {
+		t.Errorf("start: %+v", tl[0])
+	}
+	if s := tl[1]; s.At != sim.Time(100*time.Millisecond) || !slices.Equal(s.Down, []string{"a"}) || s.Reachable("b", "c") || !s.Reachable("c", "d") {
+		t.Errorf("100ms: %+v", s)
+	}
+	if s := tl[2]; s.Reachable("c", "d") || !s.Reachable("d", "c") {
+		t.Errorf("200ms: the cut c→d is one-way: %+v", s)
+	}
+	if s := tl[3]; s.Split || !s.Reachable("b", "c") || !s.Reachable("c", "d") || len(s.Down) != 1 {
+		t.Errorf("300ms: healed, a still down: %+v", s)
+	}
+	last, end := tl[4], p.Settled()
+	if len(last.Down) != 0 || last.Split != end.Split || len(end.Down) != 0 {
+		t.Errorf("end: %+v, Settled %+v", last, end)
+	}
+	at0, _ := faults.Parse([]byte(`{"events":[{"at":"0s","kind":"crash","node":"a"}]}`))
+	if tl := at0.Timeline(); len(tl) != 1 || !slices.Equal(tl[0].Down, []string{"a"}) {
+		t.Errorf("an event at 0 replaces the fault-free start: %+v", tl)
 	}
 }

@@ -14,26 +14,16 @@ import (
 // PropLost is SG-4's detection rule as a property.
 const PropLost = "SG-4 lost connectivity reported"
 
-// planState is the connectivity a fault plan leaves between two of its events.
-type planState struct {
-	down  map[string]bool
-	group map[string]int // partition group per node (nil: no partition)
-	cut   map[[2]string]bool
-}
-
-// hears reports whether a can hear x: both up, on the same side of any partition, the
-// link x→a not cut.
-func (s *planState) hears(a, x string) bool {
-	if s.down[a] || s.down[x] || s.cut[[2]string{x, a}] {
-		return false
-	}
-	return s.group == nil || s.group[a] == s.group[x]
+// hears reports whether a can hear x where the plan's connectivity is s: both up, a
+// message from x reaching a.
+func hears(s faults.Settlement, a, x string) bool {
+	return !slices.Contains(s.Down, a) && !slices.Contains(s.Down, x) && s.Reachable(x, a)
 }
 
 // reaches reports whether news of x can reach a: a path of up agents, each hearing
 // the one before, from x to a (the exchange relays views, so an agent cut off from x
 // directly still learns it is alive through a third that hears it).
-func (s *planState) reaches(x, a string, agents []string) bool {
+func reaches(s faults.Settlement, x, a string, agents []string) bool {
 	seen := map[string]bool{x: true}
 	todo := []string{x}
 	for len(todo) > 0 {
@@ -43,7 +33,7 @@ func (s *planState) reaches(x, a string, agents []string) bool {
 			return true
 		}
 		for _, m := range agents {
-			if !seen[m] && s.hears(m, n) {
+			if !seen[m] && hears(s, m, n) {
 				seen[m] = true
 				todo = append(todo, m)
 			}
@@ -52,70 +42,11 @@ func (s *planState) reaches(x, a string, agents []string) bool {
 	return false
 }
 
-func (s *planState) apply(e faults.Event) {
-	switch e.Kind {
-	case "crash":
-		s.down[e.Node] = true
-	case "restart":
-		delete(s.down, e.Node)
-	case "partition":
-		// Unlisted nodes form one more group (faults.Plan).
-		s.group = map[string]int{}
-		for i, g := range e.Groups {
-			for _, n := range g {
-				s.group[n] = i + 1
-			}
-		}
-	case "cut":
-		s.cut[[2]string{e.From, e.To}] = true
-	case "restore":
-		delete(s.cut, [2]string{e.From, e.To})
-	case "heal":
-		s.group, s.cut = nil, map[[2]string]bool{}
-	}
-}
-
 // lossItem is one expected report: agent a must regard x as lost by at+window; the
 // outage lasts until until (-1: for good).
 type lossItem struct {
 	a, x      string
 	at, until sim.Time
-}
-
-// segment is the plan's connectivity from at until the next segment.
-type segment struct {
-	at sim.Time
-	st *planState
-}
-
-// timeline returns the plan's connectivity as segments (the first from time 0).
-func timeline(plan faults.Plan) []segment {
-	st := &planState{down: map[string]bool{}, cut: map[[2]string]bool{}}
-	segs := []segment{{0, st.clone()}}
-	evs := plan.Events
-	for i := 0; i < len(evs); {
-		t := sim.Time(evs[i].At)
-		for ; i < len(evs) && sim.Time(evs[i].At) == t; i++ {
-			st.apply(evs[i])
-		}
-		if segs[len(segs)-1].at == t {
-			segs[len(segs)-1].st = st.clone()
-		} else {
-			segs = append(segs, segment{t, st.clone()})
-		}
-	}
-	return segs
-}
-
-func (s *planState) clone() *planState {
-	c := &planState{down: cloneSet(s.down), cut: cloneSet(s.cut)}
-	if s.group != nil {
-		c.group = make(map[string]int, len(s.group))
-		for k, v := range s.group {
-			c.group[k] = v
-		}
-	}
-	return c
 }
 
 // lossItems lists what SG-4's detection rule requires of a run under plan: when a
@@ -127,7 +58,7 @@ func (s *planState) clone() *planState {
 // neighbour heard only briefly may still be lost from an earlier fault.
 func lossItems(plan faults.Plan, o *saga.Options, settle, window time.Duration) (items []lossItem, exempt int) {
 	line := slices.Sorted(slices.Values(o.Names))
-	segs := timeline(plan)
+	segs := plan.Timeline() // the connectivity from each Settlement.At to the next
 	for _, a := range line {
 		for _, x := range line {
 			i, j := slices.Index(line, a), slices.Index(line, x)
@@ -136,19 +67,19 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window time.Duration) 
 			}
 			heardSince := sim.Time(0) // start of the current stretch in which a hears x
 			for k := range segs {
-				if segs[k].st.hears(a, x) {
-					if k > 0 && !segs[k-1].st.hears(a, x) {
-						heardSince = segs[k].at
+				if hears(segs[k], a, x) {
+					if k > 0 && !hears(segs[k-1], a, x) {
+						heardSince = segs[k].At
 					}
 					continue
 				}
-				if k == 0 || !segs[k-1].st.hears(a, x) || segs[k].st.down[a] || segs[k].st.reaches(x, a, line) {
+				if k == 0 || !hears(segs[k-1], a, x) || slices.Contains(segs[k].Down, a) || reaches(segs[k], x, a, line) {
 					continue // not a loss of a's: a did not hear x before, is down, or still hears of x
 				}
-				t, until := segs[k].at, sim.Time(-1) // until: a up and cut off from any news of x
+				t, until := segs[k].At, sim.Time(-1) // until: a up and cut off from any news of x
 				for m := k + 1; m < len(segs); m++ {
-					if segs[m].st.down[a] || segs[m].st.reaches(x, a, line) {
-						until = segs[m].at
+					if slices.Contains(segs[m].Down, a) || reaches(segs[m], x, a, line) {
+						until = segs[m].At
 						break
 					}
 				}
@@ -183,14 +114,6 @@ func latencyBound(nw sim.Network, plan faults.Plan) time.Duration {
 		}
 	}
 	return d + spike
-}
-
-func cloneSet[K comparable](m map[K]bool) map[K]bool {
-	c := make(map[K]bool, len(m))
-	for k := range m {
-		c[k] = true
-	}
-	return c
 }
 
 // lossWindows returns how long a neighbour must have been heard before a loss counts
