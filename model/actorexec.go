@@ -709,17 +709,9 @@ func storageHash(s *sim.Storage) uint64 {
 
 func ghostHash(g any) uint64 { return hashEncoding(0x67686f73, sim.AppendCanonical, g) }
 
-// typeNames caches sim.TypeName per message type (reflect.Type → string).
-var typeNames sync.Map
-
 func msgHash(m sim.Message) uint64 {
 	return hashEncoding(0x6d736721, func(b []byte, m sim.Message) []byte {
-		t := reflect.TypeOf(m)
-		name, ok := typeNames.Load(t)
-		if !ok {
-			name, _ = typeNames.LoadOrStore(t, sim.TypeName(t))
-		}
-		b = append(append(b, name.(string)...), 0)
+		b = append(append(b, sim.TypeName(reflect.TypeOf(m))...), 0)
 		return sim.AppendCanonical(b, m)
 	}, m)
 }

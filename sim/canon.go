@@ -333,8 +333,17 @@ func EncodeNode(b []byte, n Node) []byte {
 // do not collide, as they would with reflect.Type.String), the type's literal for an
 // unnamed one.
 func TypeName(t reflect.Type) string {
-	if t.Name() != "" && t.PkgPath() != "" {
-		return t.PkgPath() + "." + t.Name()
+	if n, ok := typeNames.Load(t); ok {
+		return n.(string)
 	}
-	return t.String()
+	name := t.String()
+	if t.Name() != "" && t.PkgPath() != "" {
+		name = t.PkgPath() + "." + t.Name()
+	}
+	n, _ := typeNames.LoadOrStore(t, name)
+	return n.(string)
 }
+
+// typeNames caches TypeName (reflect.Type → string): encodings of interface values
+// and the model checker's message hashes ask for it on every value.
+var typeNames sync.Map

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -36,7 +37,7 @@ var entryBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b
 // encodeEntry returns the encoding of an entry in a slice of its own size.
 func encodeEntry(key string, v any) []byte {
 	bp := entryBufs.Get().(*[]byte)
-	b := AppendCanonical(appendString((*bp)[:0], key), v)
+	b := appendEntry((*bp)[:0], key, v)
 	enc := slices.Clone(b)
 	*bp = b
 	entryBufs.Put(bp)
@@ -53,17 +54,12 @@ func NewEncodedStorage() *Storage { return &Storage{enc: true} }
 
 // find returns where key is, or would be, in an encoded storage's entries.
 func (s *Storage) find(key string) (int, bool) {
-	lo, hi := 0, len(s.es)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.es[m].key < key {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(s.es) && s.es[lo].key == key
+	return slices.BinarySearchFunc(s.es, key, func(e encEntry, k string) int { return strings.Compare(e.key, k) })
 }
+
+// appendEntry appends one entry's canonical encoding: both kinds of storage encode
+// their entries with it.
+func appendEntry(b []byte, key string, v any) []byte { return AppendCanonical(appendString(b, key), v) }
 
 // Apply performs writes in order (deep-copying values).
 func (s *Storage) Apply(ws []Write) {
@@ -182,8 +178,7 @@ func (s *Storage) AppendState(b []byte) []byte {
 	ks := s.Keys()
 	b = appendUvarint(b, uint64(len(ks)))
 	for _, k := range ks {
-		b = appendString(b, k)
-		b = AppendCanonical(b, s.m[k])
+		b = appendEntry(b, k, s.m[k])
 	}
 	return b
 }
