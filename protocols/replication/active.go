@@ -203,6 +203,12 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 			a.stepDown()
 			a.save()
 			joined = true
+			// RP-3 failover: a lookup answered before this join may list neither the
+			// new sequencer nor a later registration, and acting on it would start
+			// an epoch past the one just joined, fencing off the new sequencer's
+			// orders while it answers clients (the model checker found it: an
+			// acknowledged request lost after one crash). Ask again.
+			a.lookup()
 		}
 		a.out.Send(from, SeqState{Asked: m.Epoch, Epoch: a.S.Epoch, Joined: joined, Log: slices.Clone(a.S.Log)})
 	case SeqState:

@@ -57,7 +57,11 @@
 //     registered replica with the minimum ID. Its failover is a view change: the new
 //     minimum starts epoch e+1, gathers every registered replica's order (a replica
 //     that answers joins the epoch and ignores older orders), keeps the longest and
-//     sends it to all before ordering anything. The sequencer executes and answers as
+//     sends it to all before ordering anything. A replica that joins a new epoch
+//     looks the group up again before acting on membership: a lookup answered before
+//     the join made it start an epoch past the one it had joined, fencing off the new
+//     sequencer's orders while that one answered clients (the model checker found it:
+//     an acknowledged request lost after one crash). The sequencer executes and answers as
 //     it orders; its orders reach every live replica because a step's sends are
 //     atomic and links reliable (the thesis' model).
 //   - Workflow (§4.4): an instance's status at each hop (queued, ran, handed over) is

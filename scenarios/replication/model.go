@@ -3,6 +3,7 @@ package rpscen
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/model"
@@ -54,6 +55,7 @@ var ModelParams = []model.Param{
 	{Name: "cuts", Default: "0", Help: "budget of one-way link cuts (outside the thesis' model: where a primary's registration lapses while it lives)"},
 	{Name: "ticks", Default: "6", Help: "bound on the global clock, in ping periods"},
 	{Name: "bug", Default: "none", Help: "plant a bug: none, no-dup, ack-early, no-stepdown"},
+	{Name: "mode", Default: "passive", Help: "passive (primary-backup, RP-2) or active (a sequencer orders the requests, RP-3)"},
 }
 
 const mcTick = 10 * time.Millisecond
@@ -61,7 +63,7 @@ const mcTick = 10 * time.Millisecond
 func init() {
 	model.Register(model.Model{
 		Name:   "replication",
-		Help:   "passive replication (RP-2): 2-3 replicas, 1 registry, 1 client with 1-2 writes, crash budget 1, discrete time; RP-P1 exactly-once, RP-P2 single primary (bounded dual windows), RP-P4 no lost ack",
+		Help:   "passive replication (RP-2; -p mode=active: RP-3's sequencer): 2-3 replicas, 1 registry, 1 client with 1-2 writes, crash budget 1, discrete time; RP-P1 exactly-once, RP-P2 single primary (bounded dual windows), RP-P4 no lost ack (active: one total order, every replica catches up)",
 		Params: ModelParams,
 		Build: func(p *model.Params) (model.System, error) {
 			nr, nq, cr, ticks := p.IntRange("replicas", 2, 3), p.IntRange("requests", 1, 2), p.IntRange("crashes", 0, 1), p.IntRange("ticks", 1, 30)
@@ -69,6 +71,7 @@ func init() {
 			restart := p.Bool("restart")
 			losses := p.IntRange("losses", 0, 2)
 			bug := p.String("bug")
+			mode := p.String("mode")
 			if p.Err() != nil {
 				return nil, p.Err()
 			}
@@ -76,7 +79,15 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			sys := ModelSystem(nr, nq, cr, ticks, pol)
+			var sys *model.Actors
+			switch mode {
+			case "passive":
+				sys = ModelSystem(nr, nq, cr, ticks, pol)
+			case "active":
+				sys = ModelActiveSystem(nr, nq, cr, ticks, pol)
+			default:
+				return nil, fmt.Errorf("parameter mode=%q: want passive or active", mode)
+			}
 			sys.Cuts = model.Cuts{Budget: cuts}
 			sys.Crashes.NoRestart = !restart
 			if losses > 0 {
@@ -188,6 +199,181 @@ func ModelSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *model.
 					}
 				}
 				return false
+			}),
+		},
+	}
+}
+
+// The active configuration (`simrun check replication -p mode=active`): the same
+// registry, client and discrete time, with a group replicated actively (RP-3): the
+// registered replica with the minimum ID orders the requests, and a failover is a new
+// epoch that gathers the longest order first. A crash (with -p restart=true, crash and
+// restart) may hit any replica, the sequencer included.
+//
+// Invariants:
+//   - RP-3 one total order: no two deliveries at the same index of the order carry
+//     different requests (every replica, every epoch);
+//   - RP-P1 ordered once: no request gets two indexes (the sequencers' duplicate check
+//     survives failover);
+//   - RP-P4 no lost ack: every request the client got an answer for is in the duplicate
+//     table of the sequencer, whenever one is up and not taking over;
+//   - RP-3 every replica executes every request: a replica that is up, follows the
+//     sequencer's epoch and has pinged it twice since it started, while the sequencer
+//     has held the role and ordered nothing for two ticks, has delivered the
+//     sequencer's whole order (its ping reports how far it got, and a fetch fills the
+//     gap within the tick).
+//
+// Sometimes: the client's requests are all answered after a sequencer failover.
+
+// MCAGhost is the active configuration's monitor.
+type MCAGhost struct {
+	At        []string   // At[i]: the request delivered at index i+1
+	Ordered   []string   // requests a sequencer ordered
+	Acked     []string   // requests the client got an answer for
+	SeqSince  []sim.Time // per node: when it last became sequencer (+1; 0: never)
+	LastOrder sim.Time   // when a sequencer last ordered a request (+1; 0: never)
+	Terms     int        // sequencer terms begun
+	Breach    string
+}
+
+func foldActive(g any, o sim.Observation) any {
+	x := g.(MCAGhost)
+	switch v := o.Value.(type) {
+	case rp.Exec:
+		switch o.Kind {
+		case rp.ObsOrder:
+			if slices.Contains(x.Ordered, v.ID) && x.Breach == "" {
+				x.Breach = "request " + v.ID + " ordered again"
+			}
+			x.Ordered = append(slices.Clone(x.Ordered), v.ID)
+			x.LastOrder = o.Time + 1
+		case rp.ObsDeliver:
+			i := int(v.Index) - 1
+			switch {
+			case i < len(x.At):
+				if x.At[i] != v.ID && x.Breach == "" {
+					x.Breach = fmt.Sprintf("index %d delivered as %s and as %s", v.Index, x.At[i], v.ID)
+				}
+			case i == len(x.At):
+				x.At = append(slices.Clone(x.At), v.ID)
+			default:
+				if x.Breach == "" {
+					x.Breach = fmt.Sprintf("index %d delivered before index %d", v.Index, len(x.At)+1)
+				}
+			}
+		}
+	case rp.ClientOp:
+		if o.Kind == rp.ObsReturn {
+			x.Acked = append(slices.Clone(x.Acked), rp.ClientID(v.Client, v.Seq))
+		}
+	case rp.Role:
+		x.SeqSince = slices.Clone(x.SeqSince)
+		x.SeqSince[o.Node] = 0
+		if v.Primary {
+			x.SeqSince[o.Node] = o.Time + 1
+			x.Terms++
+		}
+	}
+	return x
+}
+
+// activeAt returns node n's active replica if it is up; a node that wraps one (a
+// test's planted bug) says so with Unwrap.
+func activeAt(s *model.State, n sim.NodeID) (*rp.ActiveReplica, bool) {
+	x := s.Node(n)
+	if w, ok := x.(interface{ Unwrap() sim.Node }); ok {
+		x = w.Unwrap()
+	}
+	r, ok := x.(*rp.ActiveReplica)
+	return r, ok
+}
+
+// ModelActiveSystem builds the active configuration: node 0 the registry,
+// 1..replicas the active replicas, then the client.
+func ModelActiveSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *model.Actors {
+	o := &rp.Options{Group: "g", Registries: []sim.NodeID{0}, Period: mcTick, Lease: 3 * mcTick, Policy: pol, Notify: true, Active: true}
+	nodes := []sim.NodeSpec{{Name: "registry", New: rp.NewRegistry()}}
+	var reps []sim.NodeID
+	for i := 1; i <= replicas; i++ {
+		reps = append(reps, sim.NodeID(len(nodes)))
+		nodes = append(nodes, sim.NodeSpec{Name: fmt.Sprintf("a%d", i), New: rp.NewActiveReplica(o)})
+	}
+	var ops []rp.Op
+	for i := 1; i <= requests; i++ {
+		ops = append(ops, rp.Op{Key: "k", Write: true, Val: int64(i)})
+	}
+	client := sim.NodeID(len(nodes))
+	nodes = append(nodes, sim.NodeSpec{Name: "client", New: rp.NewClient(o, ops, 4*mcTick)})
+	// sequencer returns the replica that is up and ordering (not taking over), if
+	// exactly one is.
+	sequencer := func(s *model.State) (sim.NodeID, *rp.ActiveReplica) {
+		var seq sim.NodeID = -1
+		var sr *rp.ActiveReplica
+		for _, n := range reps {
+			if r, ok := activeAt(s, n); ok && r.S.IsSeq && !r.S.Syncing {
+				if seq >= 0 {
+					return -1, nil
+				}
+				seq, sr = n, r
+			}
+		}
+		return seq, sr
+	}
+	const settle = sim.Time(2 * mcTick)
+	return &model.Actors{
+		Name:    "replication-active",
+		Nodes:   nodes,
+		Inject:  []model.Injection{{To: client, Msg: rp.Go{}, At: 1}},
+		Crashes: model.Crashes{Budget: crashes, Nodes: reps},
+		Time:    model.DiscreteTime{Tick: mcTick, MaxTicks: ticks, WithinTick: true},
+		Ghost:   model.Ghost{Init: MCAGhost{SeqSince: make([]sim.Time, len(nodes))}, Fold: foldActive},
+		Properties: []model.Property[*model.State]{
+			model.Always("RP-3 one total order", func(s *model.State) bool {
+				return !strings.HasPrefix(model.GhostAs[MCAGhost](s).Breach, "index")
+			}),
+			model.Always("RP-P1 ordered once", func(s *model.State) bool {
+				return !strings.HasSuffix(model.GhostAs[MCAGhost](s).Breach, "ordered again")
+			}),
+			model.Always("RP-P4 no lost ack", func(s *model.State) bool {
+				_, sr := sequencer(s)
+				if sr == nil {
+					return true
+				}
+				for _, id := range model.GhostAs[MCAGhost](s).Acked {
+					if _, ok := sr.S.Dup[id]; !ok {
+						return false
+					}
+				}
+				return true
+			}),
+			model.Always("RP-3 every replica executes every request", func(s *model.State) bool {
+				seq, sr := sequencer(s)
+				if sr == nil {
+					return true
+				}
+				g := model.GhostAs[MCAGhost](s)
+				now := s.Now()
+				if g.SeqSince[seq] == 0 || now+1-g.SeqSince[seq] < settle || now+1-g.LastOrder < settle {
+					return true
+				}
+				for _, n := range reps {
+					r, ok := activeAt(s, n)
+					if !ok || n == seq || r.S.Syncing || r.S.Seqr != seq || r.S.Epoch != sr.S.Epoch || r.S.Counter < 2 {
+						continue
+					}
+					if len(r.S.Log) < len(sr.S.Log) {
+						return false
+					}
+				}
+				return true
+			}),
+			model.Sometimes("every request answered after a sequencer failover", func(s *model.State) bool {
+				g := model.GhostAs[MCAGhost](s)
+				if len(g.Acked) < requests || g.Terms < 2 {
+					return false
+				}
+				seq, _ := sequencer(s)
+				return seq >= 0
 			}),
 		},
 	}

@@ -1,10 +1,13 @@
 package rpscen
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/simrun-dev/simrun/model"
+	rp "github.com/simrun-dev/simrun/protocols/replication"
 	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func checkModel(t *testing.T, params map[string]string, o model.Options) *model.Result {
@@ -56,5 +59,80 @@ func TestModelWalksRestart(t *testing.T) {
 	res := checkModel(t, map[string]string{"replicas": "3", "restart": "true", "ticks": "12"}, model.Options{Strategy: model.Random, Walks: 300, Seed: 1, MaxDepth: 600})
 	if res.Violation != nil {
 		t.Fatalf("violation: %v", res.Violation.Name)
+	}
+}
+
+// `simrun check replication -p mode=active`: the sequencer configuration, explored
+// exhaustively (2 workers): one total order, ordered once, no lost ack and every
+// replica catching up hold, and a failover after the answers is witnessed.
+func TestModelActiveExhaustive(t *testing.T) {
+	const distinct = 804799
+	res := checkModel(t, map[string]string{"mode": "active"}, model.Options{Workers: 2, MaxStates: scenariotest.Bound(distinct)})
+	if res.Outcome != model.Complete || res.Violation != nil {
+		t.Fatalf("outcome %v, violation %v", res.Outcome, res.Violation)
+	}
+	for _, p := range res.Properties {
+		if p.Status != model.Holds && p.Status != model.Witnessed {
+			t.Errorf("%s: %v", p.Name, p.Status)
+		}
+	}
+	if res.Distinct != distinct && !scenariotest.Unpinned() {
+		t.Errorf("%d distinct states, pinned %d", res.Distinct, distinct)
+	}
+}
+
+// planted wraps an active replica with a bug planted from here: Handle replaces the
+// replica's own handling of each input.
+type planted struct {
+	R   *rp.ActiveReplica
+	Bug string
+}
+
+func (p *planted) Unwrap() sim.Node { return p.R }
+
+func (p *planted) Handle(in sim.Input, out *sim.Outbox) {
+	if in.Kind == sim.Receive {
+		switch m := in.Msg.(type) {
+		case rp.Order, rp.Orders:
+			if p.Bug == "deaf" {
+				return // drops the sequencer's orders: as a follower it never catches up
+			}
+			if o, ok := m.(rp.Order); ok && p.Bug == "garbled" {
+				o.Req.ID += "'" // a follower delivering another request at the index
+				in.Msg = o
+			}
+		case rp.Request:
+			if p.Bug == "forgetful" && p.R.S.IsSeq {
+				p.R.Handle(in, out) // orders it, then forgets it did
+				delete(p.R.S.Dup, m.ID)
+			}
+		}
+	}
+	p.R.Handle(in, out)
+}
+
+// Each active invariant catches a bug planted from here (every replica carries it;
+// whichever has the minimum ID orders): a follower deaf to orders breaks "every
+// replica executes every request", one that garbles an order breaks the total order,
+// and a sequencer that forgets a request it ordered orders it again.
+func TestModelActiveCatchesPlantedBugs(t *testing.T) {
+	for _, c := range []struct{ bug, want string }{
+		{"deaf", "RP-3 every replica executes every request"},
+		{"garbled", "RP-3 one total order"},
+		{"forgetful", "RP-P1 ordered once"},
+	} {
+		sys := ModelActiveSystem(2, 1, 0, 6, nil)
+		for i := range sys.Nodes {
+			if orig := sys.Nodes[i].New; strings.HasPrefix(sys.Nodes[i].Name, "a") {
+				sys.Nodes[i].New = func() sim.Node { return &planted{R: orig().(*rp.ActiveReplica), Bug: c.bug} }
+			}
+		}
+		res, err := model.Check(sys, model.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Violation == nil || res.Violation.Name != c.want {
+			t.Errorf("%s: violation %v, want %s", c.bug, res.Violation, c.want)
+		}
 	}
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/simrun-dev/simrun/sim"
 )
 
+// maxLink is the longest link delay of the scenarios' network.
+const maxLink = 8 * time.Millisecond
+
 // env holds what the properties need.
 type env struct {
 	d             *deployment
@@ -21,6 +24,8 @@ type env struct {
 	period, lease time.Duration
 	trig          []*trigger
 	crashAt       map[sim.NodeID][]sim.Time
+	// checkLatency: judge each request's latency against the fault-free bound
+	checkLatency bool
 }
 
 func newEnv(d *deployment, plan faults.Plan, period, lease time.Duration) *env {
@@ -48,10 +53,14 @@ func (e *env) setup(bound time.Duration, until sim.Time) *scenarios.Setup {
 		checker.LinearizableKeyed("RP-P3 linearizable", func(string) porcupineModel { return registerModel() }, e.ops, 0),
 		checker.Property{Name: "RP-P4 no acknowledged request lost", Class: checker.Safety, NeedsCompleteRun: true, Check: e.noLostAck},
 		checker.Property{Name: "RP-P4 backups equal the primary", Class: checker.Safety, NeedsCompleteRun: true, Check: e.backupsEqual},
+		checker.Property{Name: "RP-2 failover within a lease and 3 periods", Class: checker.Liveness, NeedsCompleteRun: true, Check: e.failover},
 		scenarios.Bounded("RP-P1 every operation returns", bound, e.items),
 	)
+	if len(e.plan.Events) == 0 && len(e.trig) == 0 && e.checkLatency {
+		props = append(props, checker.Property{Name: "RP-2 latency without faults", Class: checker.Liveness, NeedsCompleteRun: true, Check: e.latency})
+	}
 	s := &scenarios.Setup{
-		Nodes: e.d.nodes, Network: sim.Network{Latency: sim.Uniform(time.Millisecond, 8*time.Millisecond)}, Faults: e.plan,
+		Nodes: e.d.nodes, Network: sim.Network{Latency: sim.Uniform(time.Millisecond, maxLink)}, Faults: e.plan,
 		Until: until, MaxTime: until + sim.Time(time.Second), Properties: props,
 	}
 	if len(e.trig) > 0 {
@@ -354,4 +363,205 @@ func (e *env) items(r *checker.Run) []scenarios.Item {
 		}
 	}
 	return items
+}
+
+// failoverBound is how long a group may go without a primary after its primary
+// crashed, when nothing else changes meanwhile: the registries drop the crashed
+// replica's registration within a lease of its last renewal (their expiry scan runs
+// every 10 ms); a backup hears of it at once (notification) or at its next ping
+// period (polling), looks the group up, and gathers the others' state, which takes a
+// round trip or, for a replica that does not answer, a period (RP-2 §5.2.3; the
+// sequencer's view change, RP-3, the same). 10 ms covers the round trips (links are
+// at most 8 ms).
+func (e *env) failoverBound() time.Duration {
+	return e.lease + 10*time.Millisecond + 3*e.period + 10*time.Millisecond
+}
+
+// change is a fault at an instant: a crash or restart of a node (-1: another kind of
+// fault, or a node outside the deployment).
+type change struct {
+	at    sim.Time
+	node  sim.NodeID
+	crash bool
+}
+
+// changes returns the plan's and the fired triggers' faults in time order.
+func (e *env) changes() []change {
+	var cs []change
+	for _, ev := range e.plan.Events {
+		n, ok := e.d.byName(ev.Node)
+		if !ok || (ev.Kind != "crash" && ev.Kind != "restart") {
+			n = -1
+		}
+		cs = append(cs, change{sim.Time(ev.At), n, ev.Kind == "crash"})
+	}
+	for _, t := range e.trig {
+		for _, n := range t.crashed {
+			cs = append(cs, change{t.firedAt, n, true})
+			if t.restart > 0 {
+				cs = append(cs, change{t.firedAt.Add(t.restart), n, false})
+			}
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.at, b.at) })
+	return cs
+}
+
+// RP-2 §5.2.3 and RP-3: after a primary (sequencer) crashes, another replica of its
+// group takes the role within failoverBound of the last crash in its group. Judged
+// when nothing else happens meanwhile except more crashes of the group's replicas
+// (each extends the bound: a replica that crashes during the claim is waited for
+// until the registries drop it), with every registry and another replica of the
+// group up throughout, and the run lasting the bound; the rest are counted as exempt.
+func (e *env) failover(r *checker.Run) error {
+	bound := e.failoverBound()
+	faultsAt := e.changes()
+	type role struct {
+		at      sim.Time
+		node    sim.NodeID
+		primary bool
+	}
+	var roles []role
+	for _, o := range r.History() {
+		if v, ok := o.Value.(rp.Role); ok {
+			roles = append(roles, role{o.Time, o.Node, v.Primary})
+		}
+	}
+	// primaryAt: n holds the role at instant at (a crash ends it).
+	primaryAt := func(n sim.NodeID, at sim.Time) bool {
+		p := false
+		var since sim.Time
+		for _, c := range roles {
+			if c.at > at {
+				break
+			}
+			if c.node == n {
+				p, since = c.primary, c.at
+			}
+		}
+		for _, c := range faultsAt {
+			if c.node == n && c.crash && c.at >= since && c.at <= at {
+				p = false
+			}
+		}
+		return p
+	}
+	downAt := func(at sim.Time) map[sim.NodeID]bool {
+		d := map[sim.NodeID]bool{}
+		for _, c := range faultsAt {
+			if c.at > at {
+				break
+			}
+			if c.node >= 0 {
+				d[c.node] = c.crash
+			}
+		}
+		return d
+	}
+	checked, exempt := 0, 0
+	var worst time.Duration
+	for k, c := range faultsAt {
+		g := e.d.group[c.node]
+		if !c.crash || g == nil || !primaryAt(c.node, c.at-1) {
+			continue
+		}
+		if slices.ContainsFunc(g.members, func(m sim.NodeID) bool { return m != c.node && primaryAt(m, c.at) }) {
+			exempt++ // another primary was there already (a dual window, RP-P2's)
+			continue
+		}
+		// The window: more crashes of the group's replicas extend it; anything else
+		// within it exempts the failover.
+		end, quiet := c.at.Add(bound), true
+		for _, x := range faultsAt[k+1:] {
+			if x.at > end {
+				break
+			}
+			if x.at == c.at && x.node == c.node {
+				continue
+			}
+			if !x.crash || e.d.group[x.node] != g {
+				quiet = false
+				break
+			}
+			end = x.at.Add(bound)
+		}
+		down := downAt(end)
+		regsUp := !slices.ContainsFunc(e.d.regs, func(n sim.NodeID) bool { return down[n] })
+		other := slices.ContainsFunc(g.members, func(m sim.NodeID) bool { return !down[m] })
+		if !quiet || !regsUp || !other || r.Time < end {
+			exempt++
+			continue
+		}
+		checked++
+		i := slices.IndexFunc(roles, func(x role) bool { return x.at > c.at && x.primary && x.node != c.node && e.d.group[x.node] == g })
+		if i < 0 || roles[i].at > end {
+			return fmt.Errorf("%s: primary %s crashed at %v and no other replica took over by %v (%v after the group's last crash: a lease, 3 periods and round trips)", g.name, r.Final[c.node].Name, c.at, end, bound)
+		}
+		worst = max(worst, roles[i].at.Sub(c.at))
+	}
+	r.Note(fmt.Sprintf("%d failovers checked (longest %v; bound %v after the group's last crash), %d exempt (other faults meanwhile, a registry or every other replica down, another primary already, or the run ending)", checked, worst, bound, exempt))
+	return nil
+}
+
+func sortedNodes[V any](m map[sim.NodeID]V) []sim.NodeID {
+	ks := make([]sim.NodeID, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// RP-2 and RP-3 without faults, nothing is dropped: a request waits at most for the
+// requests queued before it, one per other client. Passive: the request travels to
+// the primary (1 link delay), each request ahead of it and its own take the backups'
+// Done/ACK round trip (2 each), the answer travels back (1), and the client's first
+// call looks the group up first (2): (2·clients + 4) link delays. Active: the
+// sequencer orders and answers at once: 4. A dropped request shows as a wait for the
+// client's re-send timer. Requests called before the group's first primary took the
+// role are exempt (the client's first lookup may find none and wait for the timer).
+func (e *env) latency(r *checker.Run) error {
+	first := sim.Time(-1)
+	calls := map[string]sim.Observation{}
+	checked, exempt := 0, 0
+	var worst time.Duration
+	bounds := map[sim.NodeID]time.Duration{}
+	for _, c := range e.d.clients {
+		n := 4
+		if !c.group.active {
+			n = 2*len(e.d.clients) + 4
+		}
+		bounds[c.node] = time.Duration(n) * maxLink
+	}
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case rp.Role:
+			if v.Primary && first < 0 {
+				first = o.Time
+			}
+		case rp.ClientOp:
+			k := fmt.Sprintf("%d/%d", v.Client, v.Seq)
+			switch o.Kind {
+			case rp.ObsCall:
+				calls[k] = o
+			case rp.ObsReturn:
+				c, ok := calls[k]
+				if !ok {
+					continue
+				}
+				if first < 0 || c.Time < first {
+					exempt++
+					continue
+				}
+				checked++
+				lat := o.Time.Sub(c.Time)
+				worst = max(worst, lat)
+				if b := bounds[o.Node]; lat > b {
+					return fmt.Errorf("request %s of %s took %v without a fault, more than %v (every other client's request ahead of it)", k, r.Final[o.Node].Name, lat, b)
+				}
+			}
+		}
+	}
+	r.Note(fmt.Sprintf("%d requests checked (slowest %v), %d exempt (called before the first primary)", checked, worst, exempt))
+	return nil
 }

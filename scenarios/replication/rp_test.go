@@ -13,7 +13,7 @@ import (
 
 // suite are the scenarios within the thesis' fault model (crash faults, reliable
 // links).
-var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "swarm",
+var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "minority-crash", "swarm",
 	"simpleflow", "case-4.5.1", "case-4.5.2", "case-4.5.3", "case-4.5.4", "case-4.5.5", "chapter6"}
 
 // Every scenario of the thesis' fault model keeps RP-P1…P4 on 200 seeds.
@@ -24,6 +24,13 @@ func TestScenarioSeeds(t *testing.T) {
 	t.Run("basic-active", func(t *testing.T) {
 		scenariotest.Seeds(t, "replication/basic", 1, 200, map[string]string{"mode": "active"})
 	})
+	// Four clients: a request can queue behind three others (RP-2 latency without
+	// faults then judges that nothing is dropped from the queue).
+	for _, mode := range []string{"passive", "active"} {
+		t.Run("basic-4-clients-"+mode, func(t *testing.T) {
+			scenariotest.Seeds(t, "replication/basic", 1, 200, map[string]string{"mode": mode, "clients": "4"})
+		})
+	}
 }
 
 // Outside the thesis' model, two scenarios were measured clean on 1 000 seeds (the

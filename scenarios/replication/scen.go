@@ -46,7 +46,7 @@ type kind struct {
 	suite      bool
 	// plan draws the fault plan; trig adds triggered crashes.
 	plan func(b *scenarios.Build, d *deployment) (faults.Plan, error)
-	trig func(d *deployment) []*trigger
+	trig func(seed uint64, d *deployment) []*trigger
 }
 
 func noFaults(*scenarios.Build, *deployment) (faults.Plan, error) { return faults.Plan{}, nil }
@@ -75,7 +75,7 @@ var kinds = []kind{
 			return p, nil
 		}},
 	{name: "primary-crash", help: "the primary crashes while it executes a request (its 5th: the Done is on its way to the backups) and restarts 800ms later: the request completes once, through the new primary", suite: true, plan: noFaults,
-		trig: func(d *deployment) []*trigger {
+		trig: func(_ uint64, d *deployment) []*trigger {
 			n := 0
 			return []*trigger{{label: "-", what: "the primary, during a request", groups: []string{"worklist"}, restart: 800 * time.Millisecond,
 				on: func(o sim.Observation) bool {
@@ -87,7 +87,7 @@ var kinds = []kind{
 				victims: func(k *sim.Kernel, o *sim.Observation) []sim.NodeID { return []sim.NodeID{o.Node} }}}
 		}},
 	{name: "backup-return", help: "a backup crashes at 600ms and returns at 1.4s: it catches up (state transfer) and equals the primary at the end", suite: true, plan: noFaults,
-		trig: func(d *deployment) []*trigger {
+		trig: func(_ uint64, d *deployment) []*trigger {
 			return []*trigger{{label: "-", what: "a backup", at: sim.Time(600 * time.Millisecond), restart: 800 * time.Millisecond, groups: []string{"worklist"},
 				victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID {
 					g := kvGroup(d)
@@ -105,11 +105,48 @@ var kinds = []kind{
 			return faults.Plan{Events: []faults.Event{{At: faults.Duration(200 * time.Millisecond), Kind: "crash", Node: d.regNames[0]}}}, nil
 		}},
 	{name: "active-sequencer-crash", help: "active replication (RP-3): the sequencer crashes at 800ms and restarts 700ms later, and the new one at 2.5s: each time the next minimum ID gathers the order and takes over (a new epoch)", suite: true, plan: noFaults,
-		trig: func(d *deployment) []*trigger {
+		trig: func(_ uint64, d *deployment) []*trigger {
 			seq := func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, kvGroup(d))} }
 			return []*trigger{
 				{label: "-", what: "the sequencer", at: sim.Time(800 * time.Millisecond), restart: 700 * time.Millisecond, groups: []string{"worklist"}, victims: seq},
 				{label: "-", what: "the sequencer", at: sim.Time(2500 * time.Millisecond), restart: 700 * time.Millisecond, groups: []string{"worklist"}, victims: seq},
+			}
+		}},
+	{name: "minority-crash", help: "two of five replicas crash for good: the primary (or sequencer), then a replica the one taking over is waiting for, while the clients call (1 or 2 registries, passive or active, drawn from the seed): it must stop waiting once the registries drop the crashed one", suite: true, plan: noFaults,
+		trig: func(seed uint64, d *deployment) []*trigger {
+			r := sim.Stream(seed, "rp-minority")
+			t0 := 700*time.Millisecond + time.Duration(r.Int64Range(0, int64(500*time.Millisecond)))
+			t1 := t0 + time.Duration(r.Int64Range(int64(time.Millisecond), int64(d.lease+2*d.period)))
+			g := kvGroup(d)
+			// other: an up replica of the group other than the one taking over
+			other := func(k *sim.Kernel, taking sim.NodeID) []sim.NodeID {
+				for _, n := range g.members {
+					if n != taking && k.Up(n) {
+						return []sim.NodeID{n}
+					}
+				}
+				return nil
+			}
+			second := &trigger{label: "-", what: "a replica the claimer waits for", groups: []string{"worklist"}}
+			if g.active {
+				// a replica crashing around the view change (a time drawn within a
+				// lease and two periods of the sequencer's crash)
+				second.at = sim.Time(t1)
+				second.victims = func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return other(k, -1) }
+			} else {
+				// §5.2.3: a backup found no primary and claims the role: one of the
+				// replicas it asked for their state crashes before answering
+				second.at = sim.Time(t0)
+				second.on = func(o sim.Observation) bool {
+					v, ok := o.Value.(rp.Failover)
+					return ok && v.Self
+				}
+				second.victims = func(k *sim.Kernel, o *sim.Observation) []sim.NodeID { return other(k, o.Node) }
+			}
+			return []*trigger{
+				{label: "-", what: "the primary", at: sim.Time(t0), groups: []string{"worklist"},
+					victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, g)} }},
+				second,
 			}
 		}},
 	{name: "partition", help: "outside the thesis' model: each replica in turn is cut off from the registries and the other replicas for 1.5 s, longer than a lease (clients stay with it); the primary among them must step down",
@@ -229,6 +266,13 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	}
 	active := mode == "active" || k.name == "active-sequencer-crash"
 	var notes []string
+	if k.name == "minority-crash" {
+		r := sim.Stream(b.Seed, "rp-minority-shape")
+		active = r.Float64() < 0.5
+		nr, ng = 5, int(r.Int64Range(1, 2))
+		mode = map[bool]string{false: "passive", true: "active"}[active]
+		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries", mode, nr, ng))
+	}
 	if k.name == "swarm" {
 		r := sim.Stream(b.Seed, "rp-swarm")
 		active = r.Float64() < 0.5
@@ -254,8 +298,9 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		return nil, err
 	}
 	e := newEnv(d, plan, period, lease)
+	e.checkLatency = true
 	if k.trig != nil {
-		e.trig = k.trig(d)
+		e.trig = k.trig(b.Seed, d)
 	}
 	until := max(sim.Time(3*time.Second), plan.Settled().At).Add(bound + time.Second)
 	s := e.setup(bound, until)
