@@ -28,7 +28,9 @@ import (
 //	           window" (the canonical encoding of sequence numbers is exact, see
 //	           winkowski.SeqModulus); and "all tasks done": every maximal path ends
 //	           with every task having left the game (no deadlock; with --fair also no
-//	           fair cycle that avoids it).
+//	           fair cycle that avoids it); "agent rules": the agent monitor
+//	           (monitor.go: WK-agent-state, WK-T1/ticket, WK-1/predecessors,
+//	           WK-3/regress) saw no rule broken on any transition.
 //
 // Why one agent: with three agents the links multiply and the exhaustive search did not
 // end within 10 minutes; agents=3 is explored by random walks instead (the tests run
@@ -147,12 +149,16 @@ func (o modelOptions) config() (winkowski.Config, error) {
 	return cfg, nil
 }
 
-func (o modelOptions) system() (*model.Actors, error) {
+func (o modelOptions) system() (*model.Actors, error) { return o.systemWrapped(nil) }
+
+// systemWrapped is system with every agent wrapped by wrap before the monitor wraps it
+// (see modelSystem).
+func (o modelOptions) systemWrapped(wrap func(*winkowski.System, sim.Node) sim.Node) (*model.Actors, error) {
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
 	}
-	a, err := ModelSystem(cfg)
+	a, err := modelSystem(cfg, wrap)
 	if err != nil {
 		return nil, err
 	}
@@ -171,15 +177,24 @@ func (o modelOptions) system() (*model.Actors, error) {
 type modelGhost struct {
 	Done       uint8 // tasks that left the game
 	BookFailed bool  // some winning form found no free resource
+	// Broken is the first rule the agent monitor (monitor.go) saw broken, "" if none:
+	// it stays "" on every path of a correct protocol, so it distinguishes no states
+	// and the state counts are those of the unmonitored game.
+	Broken string
 }
 
 // ModelSystem returns the actor system for cfg with the game's invariants.
-func ModelSystem(cfg winkowski.Config) (*model.Actors, error) {
+func ModelSystem(cfg winkowski.Config) (*model.Actors, error) { return modelSystem(cfg, nil) }
+
+// modelSystem is ModelSystem with every agent wrapped by wrap before the monitor wraps
+// it (tests plant broken agents with it; nil: none).
+func modelSystem(cfg winkowski.Config, wrap func(*winkowski.System, sim.Node) sim.Node) (*model.Actors, error) {
 	sys, err := winkowski.NewSystem(cfg)
 	if err != nil {
 		return nil, err
 	}
 	nodes, lay := winkowski.Nodes(sys)
+	nodes = monitored(sys, nodes, lay, nil, wrap)
 	n := len(sys.Tasks)
 	return &model.Actors{
 		Name:  "winkowski",
@@ -191,6 +206,11 @@ func ModelSystem(cfg winkowski.Config) (*model.Actors, error) {
 				mg.Done++
 			case winkowski.KindBookFailed:
 				mg.BookFailed = true
+			case kindRule:
+				if mg.Broken == "" {
+					b := o.Value.(RuleBroken)
+					mg.Broken = b.Rule + ": " + b.String()
+				}
 			}
 			return mg
 		}},
@@ -199,6 +219,7 @@ func ModelSystem(cfg winkowski.Config) (*model.Actors, error) {
 			model.Always("WK-P1 mutual exclusion", func(s *model.State) bool { return modelExclusion(s, sys, lay) == "" }),
 			model.Always("WK-P2 all or nothing", func(s *model.State) bool { return modelAllOrNothing(s, sys, lay) == "" }),
 			model.Always("WK-booking", func(s *model.State) bool { return !model.GhostAs[modelGhost](s).BookFailed }),
+			model.Always("agent rules", func(s *model.State) bool { return model.GhostAs[modelGhost](s).Broken == "" }),
 			model.Eventually("all tasks done", func(s *model.State) bool { return int(model.GhostAs[modelGhost](s).Done) == n }),
 		},
 	}, nil
@@ -251,8 +272,9 @@ func seqWindow(s *model.State, sys *winkowski.System) string {
 func accessing(s *model.State, sys *winkowski.System, lay *winkowski.Layout) map[winkowski.TaskID][]winkowski.PoolUnit {
 	out := map[winkowski.TaskID][]winkowski.PoolUnit{}
 	for i := range sys.Agents {
-		a, ok := model.NodeAs[*winkowski.Agent](s, lay.Agent[i])
-		if !ok {
+		n, ok := model.NodeAs[sim.Node](s, lay.Agent[i])
+		a := agentOf(n)
+		if !ok || a == nil {
 			continue
 		}
 		for _, t := range a.Tasks {

@@ -62,9 +62,11 @@ func TestModelExhaustive(t *testing.T) {
 // without checking it is free (a pool of two, so that a free one exists) gives a task
 // a resource another uses; a task that wins without seeing its order forms sends a
 // winning form that finds its pool full; a manager that does not tell a released task
-// leaves it waiting for ever. (A task that trusts states older than its last forms,
-// bug no-ack, sends forms without bound: the exhaustive search of TestModelExhaustive
-// would stop at its MaxStates with outcome "bound reached" and fail; the sweeps and
+// leaves it waiting for ever; a task that ignores order forms in (p3) keeps its request
+// where (p3), counting them, fails (the agent monitor's WK-3/regress, "agent rules").
+// (A task that trusts states older than its last forms, bug no-ack, sends forms
+// without bound: the exhaustive search of TestModelExhaustive would stop at its
+// MaxStates with outcome "bound reached" and fail; the sweeps and
 // TestK1BrokenWithoutAcks catch it.)
 func TestModelCatchesBrokenVariants(t *testing.T) {
 	for _, c := range []struct {
@@ -74,6 +76,7 @@ func TestModelCatchesBrokenVariants(t *testing.T) {
 		{map[string]string{"bug": "book-used", "caps": "2,1"}, []string{"WK-P1 mutual exclusion", "WK-P2 all or nothing"}},
 		{map[string]string{"bug": "no-order-wait"}, []string{"WK-booking"}},
 		{map[string]string{"bug": "silent-release"}, []string{"all tasks done"}},
+		{map[string]string{"bug": "ignore-orders"}, []string{"agent rules"}},
 	} {
 		res := checkModel(t, c.params, model.Options{Strategy: model.DFS, MaxStates: 400_000})
 		if res.Violation == nil {

@@ -23,6 +23,11 @@ import (
 //	                      capacity (checker.Semaphore)
 //	WK-P2/all-or-nothing  a task uses its resources only while it holds all of them
 //	WK-booking            every winning form finds a free resource (the game only)
+//	WK-agent-state,       the agent monitor's rules (the game only; monitor.go):
+//	WK-T1/ticket,         the agent's DistributedTickets/Entering/Competing against
+//	WK-1/predecessors,    its tasks (§3), the ticket given (§3, choices T1/E1), the
+//	WK-3/regress          absolute predecessors (§3), and withdrawing exactly when
+//	                      (p1)/(p3) fails by the task's knowledge (§2/§3)
 //	WK-P3/starvation      every task completes within the bound after max(its
 //	                      creation, the faults settling) — except tasks that
 //	                      depend (transitively share pools) on a failed task
@@ -60,6 +65,7 @@ func (r *run) properties() []checker.Property {
 		props = append(props, checker.Property{Name: "WK-booking", Class: checker.Safety, Check: func(cr *checker.Run) error {
 			return winkowski.CheckBookings(s, cr.Result.History)
 		}})
+		props = append(props, ruleProperties(r.tally)...)
 	}
 	props = append(props,
 		scenarios.Bounded("WK-P3/starvation", r.bound, func(cr *checker.Run) []scenarios.Item { return r.items(cr, false) }),

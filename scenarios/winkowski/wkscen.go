@@ -8,6 +8,8 @@
 //	winkowski/poolcrash the manager role of one computer fails for good (measured)
 //	winkowski/swarm     random system, fault intensities drawn from the seed
 //	winkowski/orders    a fixed configuration where (p3) must count order forms
+//	winkowski/rejoin    an agent restarts while a task of it holds a ticket and another
+//	                    of its tasks enters (tickets stay unique, WK-T1)
 //	winkowski/custom    pools and tasks given as parameters
 //	winkowski/cost      experiment: WK-P5, cost of conflict-free tasks for ϱ = 1…8
 //	winkowski/locality  experiment: who misses the bound after a task or manager fails
@@ -17,7 +19,10 @@
 // name agent nodes), variant=complete|restricted and entering=alarm|literal for the
 // game, and checks WK-P1 (mutual exclusion, also as linearizability of every pool's
 // allocate/release history), WK-P2 (all or nothing), WK-P3 (starvation freedom within
-// a bound after the faults settle) and WK-P4 (failure locality) on every run.
+// a bound after the faults settle) and WK-P4 (failure locality) on every run; runs of
+// the game also check, through the agent monitor (monitor.go) that wraps every agent,
+// the paper's rules for the agents' state, the tickets given (T1/E1), the absolute
+// predecessors and withdrawing exactly when (p1)/(p3) fails.
 //
 // Faults: generated plans crash agents only (transiently — the agent resumes from
 // stable storage — or, with permanent > 0, for good), partition a minority of the
@@ -160,6 +165,8 @@ type run struct {
 	agentOf map[string]int
 	hostOf  map[string][]int
 	bound   time.Duration
+	// tally counts what the agent monitor checked (the game only).
+	tally *ruleTally
 }
 
 func build(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, error) {
@@ -169,6 +176,12 @@ func build(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, err
 
 // buildRun is build, also returning what the properties see of the run.
 func buildRun(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, *run, error) {
+	return buildRunWrapped(b, wl, plan, nil)
+}
+
+// buildRunWrapped is buildRun with every agent of the game wrapped by wrap before the
+// monitor wraps it (tests plant broken agents with it; nil: none).
+func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*winkowski.System, sim.Node) sim.Node) (*scenarios.Setup, *run, error) {
 	p := b.Params
 	proto, perr := parseProtocol(p.String("protocol"))
 	variant, verr := winkowski.ParseVariant(p.String("variant"))
@@ -224,15 +237,18 @@ func buildRun(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, 
 	cfg.Durable = fp.Uses("restart")
 	sys := mustSystem(cfg)
 	var nodes []sim.NodeSpec
+	tally := &ruleTally{}
 	switch proto {
 	case game:
-		nodes, _ = winkowski.Nodes(sys)
+		var lay *winkowski.Layout
+		nodes, lay = winkowski.Nodes(sys)
+		nodes = monitored(sys, nodes, lay, tally, wrap) // the agent monitor (monitor.go)
 	case ordered:
 		nodes, _ = baseline.Nodes(sys, baseline.Ordered)
 	case central:
 		nodes, _ = baseline.Nodes(sys, baseline.Central)
 	}
-	r := &run{sys: sys, proto: proto, plan: fp, bound: bound, agentOf: map[string]int{}, hostOf: map[string][]int{}}
+	r := &run{sys: sys, proto: proto, plan: fp, bound: bound, agentOf: map[string]int{}, hostOf: map[string][]int{}, tally: tally}
 	for _, n := range nodes {
 		r.names = append(r.names, n.Name)
 	}
@@ -596,6 +612,44 @@ func ordersPlan(b *scenarios.Build, k faultKnobs, agents []string, hosts func(in
 	}}, nil
 }
 
+// rejoin: the shape in which a restarted agent must remember which tickets its tasks
+// hold (WK-agent-state, WK-T1/ticket). Agents a1 and a2; pools P (one resource, on
+// computer 2) and Q (one resource, on computer 1). a2's task V takes P at once and
+// holds it for `hold`; a1's task T (pool P, from 30ms) takes ticket 1 and waits in
+// TRYING for P all that time. rejoinPlan crashes a1 at about 150ms and restarts it
+// from stable storage at about 250ms (F2): T is restored holding ticket 1 while a1's
+// second job, due at 200ms, creates U (pool Q) on the restart; U meets no predecessor
+// and takes a ticket at once — 4, the lowest one no task of a1 holds, unless the
+// restarted agent forgot T's.
+func rejoin(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
+	hold, exec := p.Duration("hold"), p.Duration("exec")
+	if p.Err() != nil {
+		return winkowski.Config{}, nil // build reports p.Err()
+	}
+	ps := func(ids ...winkowski.PoolID) []winkowski.PoolID { return ids }
+	return winkowski.Config{Agents: 2, Pools: []winkowski.Pool{{Name: "P", Capacity: 1, Host: 1}, {Name: "Q", Capacity: 1, Host: 0}},
+		Jobs: []winkowski.Job{
+			{Agent: 1, Start: time.Millisecond, Tasks: []winkowski.TaskSpec{{Pools: ps(0), Exec: hold}}},
+			{Agent: 0, Start: 30 * time.Millisecond, Tasks: []winkowski.TaskSpec{{Pools: ps(0), Exec: jitter(r, exec)}}},
+			{Agent: 0, Start: 200 * time.Millisecond, Tasks: []winkowski.TaskSpec{{Pools: ps(1), Exec: jitter(r, exec)}}},
+		}}, nil
+}
+
+// rejoinPlan: a1 crashes at 140-160ms and restarts at 240-260ms (drawn from the seed),
+// on top of the generated spikes and skews (no other crash or partition: they would
+// blur the shape).
+func rejoinPlan(b *scenarios.Build, k faultKnobs, agents []string, _ func(int) string, _ *winkowski.Config) (faults.Plan, error) {
+	gen, err := faults.Generate(b.Seed, agents, agentFaults(k, agents))
+	if err != nil {
+		return gen, err
+	}
+	r := sim.Stream(b.Seed, "rejoin")
+	crash := 140*time.Millisecond + time.Duration(r.Int64Range(0, int64(20*time.Millisecond)))
+	restart := 240*time.Millisecond + time.Duration(r.Int64Range(0, int64(20*time.Millisecond)))
+	gen = insertEvent(gen, faults.Event{At: faults.Duration(crash), Kind: "crash", Node: agents[0]})
+	return insertEvent(gen, faults.Event{At: faults.Duration(restart), Kind: "restart", Node: agents[0]}), nil
+}
+
 // ---- planners ----
 
 // chainPlan crashes the middle agent for good at a random time in [horizon/4,
@@ -698,6 +752,9 @@ func init() {
 	reg("winkowski/orders", "a lower-priority task fails in ORDERING in front of a higher-priority one: (p3) must count its order form (WK-4)", false,
 		withDefault(params(commonParams("1s", "3s", 0, 0, 0, 0, 0), dp("meals", "2", "tasks of the bystander U"), dp("exec", "8ms", "mean execution time of a task")), "gamma", "1s"),
 		orders, ordersPlan)
+	reg("winkowski/rejoin", "an agent restarts while one of its tasks holds a ticket and another enters: tickets stay unique (WK-T1)", false,
+		params(commonParams("1s", "3s", 0, 0, 0, 2, 1), dp("hold", "400ms", "how long a2's task holds P"), dp("exec", "8ms", "mean execution time of a1's tasks")),
+		rejoin, rejoinPlan)
 	reg("winkowski/custom", "pools and tasks from parameters (pools=A:1,B:2 tasks=A+B,B)", false,
 		params(commonParams("1s", "3s", 2, 0, 1, 2, 1), append([]scenarios.Param{dp("agents", "2", "agents (computers)"), dp("pools", "A:1,B:1", "pools as name:capacity, on computer (position mod agents)"),
 			dp("tasks", "A+B,B", "one job per entry: the pools of its task, joined by +, on agent (position mod agents)"), dp("repeat", "3", "tasks per job")}, timing...)...),
