@@ -298,7 +298,16 @@ func (a *ActiveReplica) startSync() {
 	a.S.SyncEpoch = a.S.Epoch + 1
 	a.S.Best = slices.Clone(a.S.Log)
 	a.S.Wait = nil
-	for _, n := range a.S.Members {
+	ask := slices.Clone(a.S.Members)
+	if a.S.Seqr >= 0 && !slices.Contains(ask, a.S.Seqr) {
+		// RP-3 failover: the sequencer this replica follows is asked too, listed or
+		// not (a registry back from a crash lists only the replicas that renewed
+		// since): left out, it would go on ordering and answering in its epoch while
+		// the replicas that join this one fence its orders off. If it is down, the
+		// wait ends after a period like any other's.
+		ask = append(ask, a.S.Seqr)
+	}
+	for _, n := range ask {
 		if n != a.me {
 			a.S.Wait = append(a.S.Wait, n)
 			a.out.Send(n, SeqSync{Epoch: a.S.SyncEpoch})

@@ -88,6 +88,9 @@ type Pong struct {
 	Seq     int64
 	Primary bool
 	Applied int64
+	// Claiming: not primary yet, but gathering the others' state to take over
+	// (passive replicas).
+	Claiming bool
 }
 
 // Kind implements sim.Message.

@@ -281,11 +281,20 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		r.S.Purpose = "verify"
 		r.decide()
 	case Ping:
-		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied})
+		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Claiming: r.S.Claiming})
 	case Pong:
 		if m.Seq == r.S.PingSeq {
 			r.S.Awaiting = false
 			if !m.Primary {
+				// §5.2.2-5.2.3: the replica followed is not primary (back from a
+				// crash before the registries dropped it, say): stop following it,
+				// unless it is taking over, and handle it as a primary failure. Kept
+				// following, a minimum-ID replica never claimed the role and the group
+				// stayed without a primary (the failover check found it: swarm seed
+				// 110).
+				if !m.Claiming {
+					r.S.PrimaryNode = -1
+				}
 				r.lookup("failure")
 			} else if m.Applied > r.S.Applied {
 				r.out.Send(from, SyncReq{})
@@ -464,14 +473,17 @@ func (r *Replica) request(from sim.NodeID, m Request) {
 		return
 	}
 	k := m.ID
+	if r.S.Current != nil && r.S.Current.Req.ID == k {
+		// In progress: executed, its result already in the duplicate table, but not
+		// yet acknowledged by every backup. Answering the re-send now would
+		// acknowledge a request a crash of this primary could still lose (RP-P4).
+		return
+	}
 	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
 		// RP-2: a duplicate: re-send the stored response, execute nothing (§4.5.4,
 		// §4.5.5: a transition already done is simply acknowledged).
 		r.respond(m, v)
 		return
-	}
-	if r.S.Current != nil && r.S.Current.Req.ID == k {
-		return // in progress
 	}
 	for _, q := range r.S.Queue {
 		if q.ID == k {

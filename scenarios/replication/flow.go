@@ -133,6 +133,9 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
+	if err := checkPeriod(period); err != nil {
+		return nil, err
+	}
 	d := newDeployment(period, lease, pol)
 	d.flow = simpleFlow
 	if k.table61 {

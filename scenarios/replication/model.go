@@ -217,11 +217,12 @@ func ModelSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *model.
 //     survives failover);
 //   - RP-P4 no lost ack: every request the client got an answer for is in the duplicate
 //     table of the sequencer, whenever one is up and not taking over;
-//   - RP-3 every replica executes every request: a replica that is up, follows the
-//     sequencer's epoch and has pinged it twice since it started, while the sequencer
-//     has held the role and ordered nothing for two ticks, has delivered the
-//     sequencer's whole order (its ping reports how far it got, and a fetch fills the
-//     gap within the tick).
+//   - RP-3 every replica executes every request: when no view change is under way
+//     and the sequencer has held the role and ordered nothing for two ticks, a
+//     replica that is up, follows it and has run its ping loop twice since it started
+//     has delivered the sequencer's whole order (its ping reports how far it got, and
+//     a fetch fills the gap within the tick) and is in no epoch past the sequencer's
+//     (whose orders it would ignore).
 //
 // Sometimes: the client's requests are all answered after a sequencer failover.
 
@@ -357,11 +358,18 @@ func ModelActiveSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *
 					return true
 				}
 				for _, n := range reps {
+					if r, ok := activeAt(s, n); ok && r.S.Syncing {
+						return true // a view change under way
+					}
+				}
+				for _, n := range reps {
 					r, ok := activeAt(s, n)
-					if !ok || n == seq || r.S.Syncing || r.S.Seqr != seq || r.S.Epoch != sr.S.Epoch || r.S.Counter < 2 {
+					if !ok || n == seq || r.S.Seqr != seq || r.S.Counter < 2 {
 						continue
 					}
-					if len(r.S.Log) < len(sr.S.Log) {
+					// Behind, or in an epoch past the sequencer's (its orders fenced
+					// off here for good).
+					if len(r.S.Log) < len(sr.S.Log) || r.S.Epoch > sr.S.Epoch {
 						return false
 					}
 				}

@@ -83,7 +83,7 @@ func TestModelActiveExhaustive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no exhaustive model check (TestModelCatchesNoDup and the planted bugs still explore)")
 	}
-	const distinct = 804799
+	const distinct = 796409
 	res := checkModel(t, map[string]string{"mode": "active"}, model.Options{Workers: 2, MaxStates: scenariotest.Bound(distinct)})
 	if res.Outcome != model.Complete || res.Violation != nil {
 		t.Fatalf("outcome %v, violation %v", res.Outcome, res.Violation)

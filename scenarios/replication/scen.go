@@ -112,14 +112,23 @@ var kinds = []kind{
 				{label: "-", what: "the sequencer", at: sim.Time(2500 * time.Millisecond), restart: 700 * time.Millisecond, groups: []string{"worklist"}, victims: seq},
 			}
 		}},
-	{name: "minority-crash", help: "two of five replicas crash for good: the primary (or sequencer), then a replica the one taking over is waiting for, while the clients call (1 or 2 registries, passive or active, drawn from the seed): it must stop waiting once the registries drop the crashed one", suite: true, plan: noFaults,
+	{name: "minority-crash", help: "two of five replicas crash for good: the primary (or sequencer), then a replica the one taking over is waiting for, while the clients call (1 or 2 registries, passive or active, drawn from the seed in place of -p replicas, registries and mode): it must stop waiting once the registries drop the crashed one", suite: true, plan: noFaults,
 		trig: func(seed uint64, d *deployment) []*trigger {
 			r := sim.Stream(seed, "rp-minority")
 			t0 := 700*time.Millisecond + time.Duration(r.Int64Range(0, int64(500*time.Millisecond)))
 			t1 := t0 + time.Duration(r.Int64Range(int64(time.Millisecond), int64(d.lease+2*d.period)))
 			g := kvGroup(d)
-			// other: an up replica of the group other than the one taking over
+			// other: an up replica of the group other than the one taking over (-1:
+			// the one with the least registration ID, the next sequencer)
 			other := func(k *sim.Kernel, taking sim.NodeID) []sim.NodeID {
+				if taking < 0 {
+					var low rp.RegID
+					for _, n := range g.members {
+						if a, ok := k.NodeState(n).(*rp.ActiveReplica); ok && k.Up(n) && (taking < 0 || a.S.ID.Less(low)) {
+							taking, low = n, a.S.ID
+						}
+					}
+				}
 				for _, n := range g.members {
 					if n != taking && k.Up(n) {
 						return []sim.NodeID{n}
@@ -228,6 +237,18 @@ func init() {
 	}
 }
 
+// checkPeriod refuses a ping period shorter than a round trip over the scenarios'
+// links: the protocol's timeouts are one period (a lookup, a ping, a view change's
+// wait), so with a shorter one a replica acts on answers that cannot have arrived —
+// a sequencer installs a new epoch before the others' orders reach it, and an
+// acknowledged request is lost. The thesis' periods are seconds.
+func checkPeriod(period time.Duration) error {
+	if period < 2*maxLink {
+		return fmt.Errorf("parameter period=%v: at least %v (a round trip over the scenarios' links of up to %v; the protocol's timeouts are one period)", period, 2*maxLink, maxLink)
+	}
+	return nil
+}
+
 // Policy returns the bug a -p bug=… value names.
 func Policy(name string) (*rp.Policy, error) {
 	switch name {
@@ -260,6 +281,9 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	}
 	if p.Err() != nil {
 		return nil, p.Err()
+	}
+	if err := checkPeriod(period); err != nil {
+		return nil, err
 	}
 	if mode != "passive" && mode != "active" {
 		return nil, fmt.Errorf("parameter mode=%q: want passive or active", mode)
