@@ -137,22 +137,29 @@ func foldMC(g any, o sim.Observation) any {
 	return x
 }
 
-// ModelSystem builds the model's actor system: node 0 the registry, 1..replicas the
-// replicas, then the client.
-func ModelSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *model.Actors {
-	o := &rp.Options{Group: "g", Registries: []sim.NodeID{0}, Period: mcTick, Lease: 3 * mcTick, Policy: pol, Notify: true}
-	nodes := []sim.NodeSpec{{Name: "registry", New: rp.NewRegistry()}}
-	var crashable []sim.NodeID
+// modelNodes lays out a model's nodes: node 0 the registry, then the replicas (named
+// prefix1, prefix2, ...), then a client making requests writes and re-sending after 4
+// ticks.
+func modelNodes(o *rp.Options, prefix string, replica func() sim.Node, replicas, requests int) (nodes []sim.NodeSpec, reps []sim.NodeID, client sim.NodeID) {
+	nodes = []sim.NodeSpec{{Name: "registry", New: rp.NewRegistry()}}
 	for i := 1; i <= replicas; i++ {
-		crashable = append(crashable, sim.NodeID(len(nodes)))
-		nodes = append(nodes, sim.NodeSpec{Name: fmt.Sprintf("p%d", i), New: rp.NewReplica(o)})
+		reps = append(reps, sim.NodeID(len(nodes)))
+		nodes = append(nodes, sim.NodeSpec{Name: fmt.Sprintf("%s%d", prefix, i), New: replica})
 	}
 	var ops []rp.Op
 	for i := 1; i <= requests; i++ {
 		ops = append(ops, rp.Op{Key: "k", Write: true, Val: int64(i)})
 	}
-	client := sim.NodeID(len(nodes))
+	client = sim.NodeID(len(nodes))
 	nodes = append(nodes, sim.NodeSpec{Name: "client", New: rp.NewClient(o, ops, 4*mcTick)})
+	return nodes, reps, client
+}
+
+// ModelSystem builds the model's actor system: node 0 the registry, 1..replicas the
+// replicas, then the client.
+func ModelSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *model.Actors {
+	o := &rp.Options{Group: "g", Registries: []sim.NodeID{0}, Period: mcTick, Lease: 3 * mcTick, Policy: pol, Notify: true}
+	nodes, crashable, client := modelNodes(o, "p", rp.NewReplica(o), replicas, requests)
 	limit := sim.Time(5*o.Period + o.Lease)
 	return &model.Actors{
 		Name:    "replication",
@@ -293,18 +300,7 @@ func activeAt(s *model.State, n sim.NodeID) (*rp.ActiveReplica, bool) {
 // 1..replicas the active replicas, then the client.
 func ModelActiveSystem(replicas, requests, crashes, ticks int, pol *rp.Policy) *model.Actors {
 	o := &rp.Options{Group: "g", Registries: []sim.NodeID{0}, Period: mcTick, Lease: 3 * mcTick, Policy: pol, Notify: true, Active: true}
-	nodes := []sim.NodeSpec{{Name: "registry", New: rp.NewRegistry()}}
-	var reps []sim.NodeID
-	for i := 1; i <= replicas; i++ {
-		reps = append(reps, sim.NodeID(len(nodes)))
-		nodes = append(nodes, sim.NodeSpec{Name: fmt.Sprintf("a%d", i), New: rp.NewActiveReplica(o)})
-	}
-	var ops []rp.Op
-	for i := 1; i <= requests; i++ {
-		ops = append(ops, rp.Op{Key: "k", Write: true, Val: int64(i)})
-	}
-	client := sim.NodeID(len(nodes))
-	nodes = append(nodes, sim.NodeSpec{Name: "client", New: rp.NewClient(o, ops, 4*mcTick)})
+	nodes, reps, client := modelNodes(o, "a", rp.NewActiveReplica(o), replicas, requests)
 	// sequencer returns the replica that is up and ordering (not taking over), if
 	// exactly one is.
 	sequencer := func(s *model.State) (sim.NodeID, *rp.ActiveReplica) {
