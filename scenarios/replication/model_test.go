@@ -67,6 +67,9 @@ func TestModelWalksRestart(t *testing.T) {
 	// Active replication with crash-recovery (several million states): the first
 	// 400 000 states a depth-first search reaches, where a replica back from a crash
 	// must fetch what it missed, hold every invariant.
+	if testing.Short() {
+		t.Skip("-short: the bounded DFS of active replication (about 10 s) runs in the full suite")
+	}
 	res = checkModel(t, map[string]string{"mode": "active", "restart": "true"}, model.Options{Strategy: model.DFS, MaxStates: 400_000})
 	if res.Violation != nil {
 		t.Fatalf("active, restart: violation: %v", res.Violation.Name)
