@@ -61,7 +61,9 @@
 //     looks the group up again before acting on membership: a lookup answered before
 //     the join made it start an epoch past the one it had joined, fencing off the new
 //     sequencer's orders while that one answered clients (the model checker found it:
-//     an acknowledged request lost after one crash). The sequencer executes and answers as
+//     an acknowledged request lost after one crash); and a replica starting an epoch
+//     also asks the sequencer it follows, listed or not (a registry back from a crash
+//     lists only the replicas that renewed since). The sequencer executes and answers as
 //     it orders; its orders reach every live replica because a step's sends are
 //     atomic and links reliable (the thesis' model).
 //   - Workflow (§4.4): an instance's status at each hop (queued, ran, handed over) is

@@ -86,7 +86,7 @@ func (c kvRun) run(seed uint64) (*kvResult, error) {
 	if c.crashAt > 0 {
 		e.trig = []*trigger{{at: sim.Time(c.crashAt), victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, g)} }}}
 	}
-	k, err := sim.New(sim.Config{Seed: seed, Nodes: d.nodes, Network: sim.Network{Latency: sim.Uniform(time.Millisecond, 8*time.Millisecond)}, Until: sim.Time(c.until), MaxTime: sim.Time(c.until + time.Second)})
+	k, err := sim.New(sim.Config{Seed: seed, Nodes: d.nodes, Network: sim.Network{Latency: sim.Uniform(time.Millisecond, maxLink)}, Until: sim.Time(c.until), MaxTime: sim.Time(c.until + time.Second)})
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +131,11 @@ func failoverExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	periods, leases := p.DurationList("periods"), p.DurationList("leases")
 	if p.Err() != nil {
 		return nil, p.Err()
+	}
+	for _, per := range periods {
+		if err := checkPeriod(per); err != nil {
+			return nil, &scenarios.InputError{Err: err}
+		}
 	}
 	t := reports.NewTable("Failover time vs ping period and lease", "period", "lease (ms)", "runs", "failover (ms)", "failover lo", "failover hi", "expected (ms)")
 	t.Notes = []string{

@@ -211,11 +211,23 @@ func TestRegistrationIDReused(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, c := range []struct{ p, v, want string }{{"bug", "x", "want none, no-dup"}, {"replicas", "0", "1..9"}} {
+	for _, c := range []struct{ p, v, want string }{{"bug", "x", "want none, no-dup"}, {"replicas", "0", "1..9"}, {"period", "10ms", "at least 16ms"}} {
 		_, err := scenarios.RunName("replication/basic", scenarios.Options{Seed: 1, Params: map[string]string{c.p: c.v}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("-p %s=%s: %v", c.p, c.v, err)
 		}
+	}
+	// The failover experiment refuses the same periods, as the user's input.
+	sc, err := scenarios.Lookup("replication/failover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := scenarios.NewParams(sc.Params, map[string]string{"periods": "10ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps}); !scenarios.IsInputError(err) || !strings.Contains(err.Error(), "at least 16ms") {
+		t.Errorf("-p periods=10ms: %v", err)
 	}
 }
 

@@ -322,7 +322,6 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		return nil, err
 	}
 	e := newEnv(d, plan, period, lease)
-	e.checkLatency = true
 	if k.trig != nil {
 		e.trig = k.trig(b.Seed, d)
 	}
