@@ -120,11 +120,17 @@ func (p *Set) Int(name string) int {
 	return n
 }
 
-// IntMin returns the parameter as an int and records an error if it is below lo.
+// MaxCount bounds every count read by IntMin: no scenario's run finishes with a
+// million of anything per parameter, and an unbounded count ran the process out of
+// memory before a single event (a billion stages). Parameters that size a system
+// (nodes, stages, agents) use IntRange with bounds of their own.
+const MaxCount = 1_000_000
+
+// IntMin returns the parameter as an int in lo..MaxCount.
 func (p *Set) IntMin(name string, lo int) int {
 	n := p.Int(name)
-	if n < lo {
-		p.fail(name, p.raw(name), fmt.Sprintf("an integer >= %d", lo))
+	if n < lo || n > MaxCount {
+		p.fail(name, p.raw(name), fmt.Sprintf("an integer in %d..%d", lo, MaxCount))
 	}
 	return n
 }
@@ -138,12 +144,15 @@ func (p *Set) IntRange(name string, lo, hi int) int {
 	return n
 }
 
-// Float returns the parameter as a float64.
+// MaxFloat bounds the magnitude of every number read by Float.
+const MaxFloat = 1e9
+
+// Float returns the parameter as a float64 of magnitude at most MaxFloat.
 func (p *Set) Float(name string) float64 {
 	v := p.raw(name)
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		p.fail(name, v, "a finite number")
+	if err != nil || math.IsNaN(f) || math.Abs(f) > MaxFloat {
+		p.fail(name, v, fmt.Sprintf("a number in [-%g, %g]", MaxFloat, MaxFloat))
 		return 0
 	}
 	return f
@@ -158,12 +167,20 @@ func (p *Set) Prob(name string) float64 {
 	return f
 }
 
-// Duration returns the parameter as a duration ("1.5s"), negative values included.
+// MaxDuration bounds the magnitude of every duration parameter: a day of virtual
+// time, the limit fault plans have too (a million-hour deadline simulated until
+// memory ran out).
+const MaxDuration = 24 * time.Hour
+
+// Duration returns the parameter as a duration ("1.5s") of magnitude at most
+// MaxDuration, negative values included.
 func (p *Set) Duration(name string) time.Duration {
 	v := p.raw(name)
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		p.fail(name, v, "a duration such as 500ms or 2s")
+	} else if d > MaxDuration || d < -MaxDuration {
+		p.fail(name, v, "a duration of at most 24h")
 	}
 	return d
 }
@@ -205,7 +222,7 @@ func (p *Set) DurationList(name string) []time.Duration {
 	var out []time.Duration
 	for _, s := range p.List(name) {
 		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
+		if err != nil || d <= 0 || d > MaxDuration {
 			p.fail(name, p.raw(name), "a comma-separated list of positive durations (e.g. 50ms,100ms)")
 			return nil
 		}
@@ -216,6 +233,30 @@ func (p *Set) DurationList(name string) []time.Duration {
 	}
 	return out
 }
+
+// ProbList returns the parameter as a comma-separated list of probabilities in
+// [0, 1] (an empty list or a bad element is an input error).
+func (p *Set) ProbList(name string) []float64 {
+	var out []float64
+	const want = "a comma-separated list of probabilities in [0, 1] (e.g. 0,0.1,0.2)"
+	for _, s := range p.List(name) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			p.fail(name, p.raw(name), want)
+			return nil
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		p.fail(name, p.raw(name), want)
+	}
+	return out
+}
+
+// Reject records that the parameter's value is not what the reader wants (a check
+// no getter makes, such as one parameter bounded by another): the same one-line
+// input error a getter records.
+func (p *Set) Reject(name, want string) { p.fail(name, p.raw(name), want) }
 
 // IntList returns the parameter as a comma-separated list of integers in lo..hi (an
 // empty list or a bad element is an input error).

@@ -124,10 +124,10 @@ func blockingPlan(seed uint64, names []string, rate float64, window time.Duratio
 func buildBlockingRun(b *scenarios.Build) (*scenarios.Setup, error) {
 	p := b.Params
 	proto := p.String("protocol")
-	observers := p.IntMin("observers", 0)
+	observers := p.IntRange("observers", 0, maxGroup-1)
 	rate := p.Prob("crash-rate")
-	agents := p.IntMin("agents", 1)
-	stages := p.IntMin("stages", 2)
+	agents := p.IntRange("agents", 1, maxAgents)
+	stages := p.IntRange("stages", 2, maxStages)
 	work := p.Duration("work")
 	spacing := p.Duration("spacing")
 	var window time.Duration
@@ -142,12 +142,12 @@ func buildBlockingRun(b *scenarios.Build) (*scenarios.Setup, error) {
 		// The agents' flight: the last launch plus one Execute per stage. Crashes drawn
 		// over a longer window mostly come after the agents are done and change nothing.
 		window = time.Duration(agents-1)*spacing + time.Duration(stages)*work
+		if window > scenarios.MaxDuration {
+			return nil, fmt.Errorf("parameters agents, spacing, stages and work: the agents' flight (%v) is longer than %v", window, scenarios.MaxDuration)
+		}
 	}
 	if proto != "extended" && proto != "simple" {
 		return nil, fmt.Errorf("parameter protocol=%q: want extended or simple", proto)
-	}
-	if observers > maxGroup-1 {
-		return nil, fmt.Errorf("parameter observers=%d: at most %d", observers, maxGroup-1)
 	}
 	names, itinerary := blockingTopology(stages, observers, proto == "simple")
 	params := map[string]string{
@@ -185,6 +185,72 @@ type pointResult struct {
 	// elsewhere (ms); failoverLost: such stages that never committed
 	failover     []float64
 	failoverLost int
+}
+
+// The experiment's bounds: enough for any figure, small enough that a run's setup and
+// the experiment's summaries fit in memory (a billion stages or runs did not).
+const (
+	maxRuns   = 100_000
+	maxAgents = 1_000
+	maxStages = 100
+)
+
+// runSummary is what the blocking experiment keeps of one run.
+type runSummary struct {
+	agents           int             // Accepted observations
+	launched         int             // distinct agents accepted
+	times            []time.Duration // completion times of the agents that completed
+	noMajority       int             // blocked agents by cause (blockCause)
+	inDoubt, other   int
+	failover         []float64
+	failoverLost     int
+	messages         int64
+	safety, liveness int // verdicts of the safety (or crash) and liveness classes
+}
+
+// summarizeRun reduces one run's report to what the experiment's tables need; hops
+// lists each hop's node ids.
+func summarizeRun(rep *scenarios.Report, hops [][]sim.NodeID) runSummary {
+	var sum runSummary
+	launch := map[eo.AgentID]sim.Time{}
+	finished := map[eo.AgentID]bool{}
+	var order []eo.AgentID
+	for _, o := range rep.Result.History {
+		switch v := o.Value.(type) {
+		case eo.Accepted:
+			launch[v.Agent] = o.Time
+			order = append(order, v.Agent)
+			sum.agents++
+		case eo.Done:
+			finished[v.Agent] = true
+			sum.times = append(sum.times, o.Time.Sub(launch[v.Agent]))
+		}
+	}
+	for _, a := range order {
+		if finished[a] {
+			continue
+		}
+		switch blockCause(rep, a, hops) {
+		case "no majority":
+			sum.noMajority++
+		case "in doubt":
+			sum.inDoubt++
+		default:
+			sum.other++
+		}
+	}
+	sum.launched = len(launch)
+	sum.failover, sum.failoverLost = failovers(rep)
+	sum.messages = rep.Result.Messages.Sent
+	for _, v := range rep.Verdicts {
+		switch v.Class {
+		case checker.Safety, checker.Crash:
+			sum.safety++
+		case checker.Liveness:
+			sum.liveness++
+		}
+	}
+	return sum
 }
 
 // blockCause says why an agent that did not complete is stuck: "no majority" when at
@@ -290,34 +356,20 @@ func failovers(rep *scenarios.Report) (times []float64, lost int) {
 
 func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
-	var rates []float64
-	for _, s := range p.List("rates") {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 0 || f > 1 {
-			return nil, fmt.Errorf("parameter rates: %q is not a probability", s)
-		}
-		rates = append(rates, f)
-	}
-	var obs []int
-	for _, s := range p.List("observers") {
-		k, err := strconv.Atoi(s)
-		if err != nil || k < 0 || k > maxGroup-1 {
-			return nil, fmt.Errorf("parameter observers: %q is not a count in 0..%d", s, maxGroup-1)
-		}
-		obs = append(obs, k)
-	}
-	runs := p.IntMin("runs", 1)
+	rates := p.ProbList("rates")
+	obs := p.IntList("observers", 0, maxGroup-1)
+	runs := p.IntRange("runs", 1, maxRuns)
 	agents := p.String("agents")
 	stages := p.String("stages")
 	work := p.String("work")
 	deadline := p.String("deadline")
-	workers := p.IntMin("workers", 0)
-	stagesN := p.IntMin("stages", 2)
+	workers := p.IntRange("workers", 0, 256)
+	p.IntRange("agents", 1, maxAgents)
+	stagesN := p.IntRange("stages", 2, maxStages)
+	p.Duration("work")
+	p.PositiveDuration("deadline")
 	if err := p.Err(); err != nil {
 		return nil, err
-	}
-	if len(rates) == 0 || len(obs) == 0 {
-		return nil, fmt.Errorf("parameters rates and observers need at least one value each")
 	}
 	sc, err := scenarios.Lookup("exactlyonce/blocking-run")
 	if err != nil {
@@ -345,7 +397,7 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	type outcome struct {
-		rep *scenarios.Report
+		sum runSummary
 		err error
 	}
 	outs := make([]outcome, len(jobs))
@@ -364,7 +416,13 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 					"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
 					"agents": agents, "stages": stages, "work": work, "deadline": deadline,
 				}})
-				outs[i] = outcome{rep, err}
+				// Only the run's summary is kept: a report holds the whole history, and
+				// thousands of them outgrew memory.
+				if err == nil {
+					outs[i] = outcome{sum: summarizeRun(rep, stageNodes(stagesN, pt.observers, pt.proto == "simple"))}
+				} else {
+					outs[i] = outcome{err: err}
+				}
 				mu.Lock()
 				done++
 				if x.Progress != nil {
@@ -383,55 +441,25 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		if outs[i].err != nil {
 			return nil, outs[i].err
 		}
-		rep := outs[i].rep
+		sum := outs[i].sum
 		res := &results[j.pi]
 		res.runs++
-		launch := map[eo.AgentID]sim.Time{}
-		finished := map[eo.AgentID]bool{}
-		var order []eo.AgentID
-		for _, o := range rep.Result.History {
-			switch v := o.Value.(type) {
-			case eo.Accepted:
-				launch[v.Agent] = o.Time
-				order = append(order, v.Agent)
-				res.agents++
-			case eo.Done:
-				res.completed++
-				finished[v.Agent] = true
-				res.times = append(res.times, o.Time.Sub(launch[v.Agent]))
-			}
+		res.agents += sum.agents
+		res.completed += len(sum.times)
+		res.times = append(res.times, sum.times...)
+		res.noMajority += sum.noMajority
+		res.inDoubt += sum.inDoubt
+		res.other += sum.other
+		res.failover = append(res.failover, sum.failover...)
+		res.failoverLost += sum.failoverLost
+		res.messages += sum.messages
+		if sum.launched > 0 {
+			res.perAgent = append(res.perAgent, float64(sum.messages)/float64(sum.launched))
 		}
-		pt := points[j.pi]
-		hops := stageNodes(stagesN, pt.observers, pt.proto == "simple")
-		for _, a := range order {
-			if finished[a] {
-				continue
-			}
-			switch blockCause(rep, a, hops) {
-			case "no majority":
-				res.noMajority++
-			case "in doubt":
-				res.inDoubt++
-			default:
-				res.other++
-			}
-		}
-		ft, fl := failovers(rep)
-		res.failover = append(res.failover, ft...)
-		res.failoverLost += fl
-		res.messages += rep.Result.Messages.Sent
-		if n := len(launch); n > 0 {
-			res.perAgent = append(res.perAgent, float64(rep.Result.Messages.Sent)/float64(n))
-		}
-		for _, v := range rep.Verdicts {
-			switch v.Class {
-			case checker.Safety, checker.Crash:
-				res.safety++
-				res.failing = append(res.failing, j.seed)
-			case checker.Liveness:
-				res.liveness++
-				res.failing = append(res.failing, j.seed)
-			}
+		res.safety += sum.safety
+		res.liveness += sum.liveness
+		for k := 0; k < sum.safety+sum.liveness; k++ {
+			res.failing = append(res.failing, j.seed)
 		}
 	}
 	t := reports.NewTable("EO-P4 blocking: completion vs crash rate",

@@ -211,12 +211,14 @@ func parse(p *scenarios.Params) (options, error) {
 	default:
 		return o, fmt.Errorf("parameter protocol=%q: want extended or simple", proto)
 	}
-	o.nodes = p.IntMin("nodes", 1)
-	o.agents = p.IntMin("agents", 0)
-	o.stages = p.IntMin("stages", 1)
-	o.width = p.IntMin("width", 1)
+	// Sizes are bounded so that a run's setup stays small (issue 16 item 4): a
+	// million nodes or agents took seconds and gigabytes before the first event.
+	o.nodes = p.IntRange("nodes", 1, 1000)
+	o.agents = p.IntRange("agents", 0, 10_000)
+	o.stages = p.IntRange("stages", 1, 100)
+	o.width = p.IntRange("width", 1, 100)
 	o.itinerary = p.String("itinerary")
-	o.capacity = p.IntMin("capacity", 0)
+	o.capacity = p.IntRange("capacity", 0, 10_000)
 	o.spacing = p.Duration("spacing")
 	o.timescale = p.Float("timescale")
 	o.work = p.Duration("work")

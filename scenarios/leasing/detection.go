@@ -51,8 +51,8 @@ func durations(p *scenarios.Params, name string) ([]time.Duration, error) {
 	var out []time.Duration
 	for _, s := range p.List(name) {
 		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return nil, inputf("parameter %s: %q is not a positive duration", name, s)
+		if err != nil || d <= 0 || d > scenarios.MaxDuration {
+			return nil, inputf("parameter %s: %q is not a positive duration of at most %v", name, s, scenarios.MaxDuration)
 		}
 		out = append(out, d)
 	}
@@ -66,8 +66,8 @@ func floats(p *scenarios.Params, name string) ([]float64, error) {
 	var out []float64
 	for _, s := range p.List(name) {
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(f > 0) {
-			return nil, inputf("parameter %s: %q is not a positive number", name, s)
+		if err != nil || !(f > 0) || f > 100 {
+			return nil, inputf("parameter %s: %q is not a positive number of at most 100", name, s)
 		}
 		out = append(out, f)
 	}
@@ -83,17 +83,17 @@ func runDetection(x *scenarios.Exp) ([]*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs := p.IntMin("runs", 1)
+	runs := p.IntRange("runs", 1, 10_000)
 	every := p.PositiveDuration("every")
 	feTerm := p.PositiveDuration("fe-term")
 	lambda := p.Float("lambda")
 	ttime := p.PositiveDuration("traffic-time")
-	ppm := int64(p.IntMin("drift-ppm", 0))
+	ppm := int64(p.IntRange("drift-ppm", 0, faults.MaxDriftPPM))
 	if p.Err() != nil {
 		return nil, &scenarios.InputError{Err: p.Err()}
 	}
-	if !(lambda > 0) || math.IsInf(lambda, 0) {
-		return nil, inputf("parameter lambda=%v: want a positive rate", lambda)
+	if !(lambda > 0) || lambda > 1000 {
+		return nil, inputf("parameter lambda=%v: want a positive rate of at most 1000 per second", lambda)
 	}
 	terms, err := durations(p, "terms")
 	if err != nil {

@@ -127,7 +127,10 @@ func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenario
 	if err != nil {
 		return nil, err
 	}
-	songs := p.IntMin("songs", 1)
+	songs := p.IntRange("songs", 1, 10_000)
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
 	pc := &ls.PlayerConfig{
 		Libraries:    libraries(b.Seed, 2, songs),
 		Term:         p.PositiveDuration("term"),
@@ -135,7 +138,7 @@ func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenario
 		Threshold:    p.Float("threshold"),
 		Pattern:      p.String("pattern"),
 	}
-	ppm := int64(p.IntMin("drift-ppm", 0))
+	ppm := int64(p.IntRange("drift-ppm", 0, faults.MaxDriftPPM))
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -355,26 +358,31 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 // SwarmSetup builds one swarm run.
 func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) {
 	p := b.Params
-	n := p.IntMin("devices", 2)
+	n := p.IntRange("devices", 2, 26)
 	if p.Err() != nil {
 		return nil, p.Err()
-	}
-	if n > 26 {
-		return nil, fmt.Errorf("parameter devices=%d: at most 26", n)
 	}
 	cfg, nw, err := runtimeConfig(p, n, broken)
 	if err != nil {
 		return nil, err
 	}
-	songs := p.IntMin("songs", 1)
+	songs := p.IntRange("songs", 1, 10_000)
 	term := p.PositiveDuration("term")
 	again := p.Duration("again")
 	horizon := p.PositiveDuration("horizon")
 	limits := MobilityParams{
 		Horizon: horizon, MeanUp: p.PositiveDuration("mean-up"), MeanDown: p.PositiveDuration("mean-down"),
-		Leave: p.Prob("leave"), Skews: p.IntMin("skews", 0), MaxStep: p.Duration("max-step"),
+		Leave: p.Prob("leave"), Skews: p.IntRange("skews", 0, 1000), MaxStep: p.Duration("max-step"),
 	}
-	ppm := int64(p.IntMin("drift-ppm", 0))
+	// The mobility plan's size grows with the horizon, and a skew's step is a fault
+	// plan's magnitude (issue 16 item 4: bounded with one line each).
+	if horizon > 10*time.Minute {
+		p.Reject("horizon", "a duration of at most 10m")
+	}
+	if limits.MaxStep > faults.MaxMagnitude {
+		p.Reject("max-step", "a duration of at most "+faults.MaxMagnitude.String())
+	}
+	ppm := int64(p.IntRange("drift-ppm", 0, faults.MaxDriftPPM))
 	probe := p.Duration("probe")
 	dup := p.Prob("dup")
 	if p.Err() != nil {

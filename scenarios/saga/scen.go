@@ -137,7 +137,11 @@ var kinds = []kind{
 			scenarios.Param{Name: "fail-rate", Default: "0.3", Help: "probability that a transaction has a failing action"},
 		),
 		system: func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
-			src, start := genConfig(sim.Stream(b.Seed, "saga-graph"), b.Params.IntRange("agents", 2, 26), b.Params.IntRange("length", 1, 26))
+			agents, length := b.Params.IntRange("agents", 2, 26), b.Params.IntRange("length", 1, 26)
+			if err := b.Params.Err(); err != nil {
+				return nil, err
+			}
+			src, start := genConfig(sim.Stream(b.Seed, "saga-graph"), agents, length)
 			s, err := build(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, tm, pol)
 			if err != nil {
 				return nil, fmt.Errorf("generated configuration: %w", err)
@@ -247,6 +251,17 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	spacing := p.Duration("spacing")
 	tm := timing{retry: p.PositiveDuration("retry"), beat: p.PositiveDuration("beat"), timeout: p.PositiveDuration("timeout"), grace: p.PositiveDuration("grace")}
 	bound := p.PositiveDuration("bound")
+	// The protocol's periods are bounded so that every schedule built from them (a
+	// partition healed after three grace periods, say) stays within a fault plan's
+	// day; the launches too.
+	for i, d := range []time.Duration{spacing, tm.retry, tm.beat, tm.timeout, tm.grace} {
+		if d > time.Hour {
+			p.Reject([]string{"spacing", "retry", "beat", "timeout", "grace"}[i], "a duration of at most 1h")
+		}
+	}
+	if p.Err() == nil && time.Duration(txs)*spacing > 12*time.Hour {
+		return nil, fmt.Errorf("parameters txs and spacing: the launches span %v, more than 12h", time.Duration(txs)*spacing)
+	}
 	switch ex := p.String("exchange"); ex {
 	case "line":
 	case "all":

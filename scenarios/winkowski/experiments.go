@@ -182,10 +182,10 @@ var costVariants = []variantOf{allVariants[0], allVariants[2], allVariants[3], a
 
 func costExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
-	seedsN := p.IntMin("seeds", 1)
-	agents := p.IntMin("agents", 2)
-	tasks := p.IntMin("tasks", 1)
-	maxRho := p.IntMin("rho", 2)
+	seedsN := p.IntRange("seeds", 1, 1000)
+	agents := p.IntRange("agents", 2, 1000)
+	tasks := p.IntRange("tasks", 1, 10_000)
+	maxRho := p.IntRange("rho", 2, 64)
 	names := p.List("protocols")
 	if p.Err() != nil {
 		return nil, p.Err()
@@ -255,11 +255,11 @@ func costExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 
 func contentionExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
-	seedsN := p.IntMin("seeds", 1)
-	agents := p.IntMin("agents", 2)
-	tasks := p.IntMin("tasks", 1)
-	maxRho := p.IntMin("rho", 1)
-	pools := p.IntMin("pools", 2)
+	seedsN := p.IntRange("seeds", 1, 1000)
+	agents := p.IntRange("agents", 2, 1000)
+	tasks := p.IntRange("tasks", 1, 10_000)
+	maxRho := p.IntRange("rho", 1, 64)
+	pools := p.IntRange("pools", 2, 1000)
 	exec := p.PositiveDuration("exec")
 	names := p.List("protocols")
 	if p.Err() != nil {
@@ -349,9 +349,9 @@ func abs(x int) int {
 
 func localityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
-	runs := p.IntMin("runs", 1)
-	n := p.IntMin("n", 5)
-	meals := p.IntMin("meals", 1)
+	runs := p.IntRange("runs", 1, 10_000)
+	n := p.IntRange("n", 5, 1000)
+	meals := p.IntRange("meals", 1, 10_000)
 	bound := p.PositiveDuration("bound")
 	names := p.List("protocols")
 	if p.Err() != nil {

@@ -195,12 +195,12 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	} else {
 		gamma = p.Duration("gamma")
 	}
-	k := p.IntMin("k", 0)
+	k := p.IntRange("k", 0, 1000)
 	retry := p.Duration("retry")
 	horizon := p.PositiveDuration("horizon")
 	bound := p.PositiveDuration("bound")
-	knobs := faultKnobs{horizon: horizon, crashes: p.IntMin("crashes", 0), permanent: p.IntMin("permanent", 0),
-		partitions: p.IntMin("partitions", 0), spikes: p.IntMin("spikes", 0), skews: p.IntMin("skews", 0)}
+	knobs := faultKnobs{horizon: horizon, crashes: p.IntRange("crashes", 0, 1000), permanent: p.IntRange("permanent", 0, 1000),
+		partitions: p.IntRange("partitions", 0, 1000), spikes: p.IntRange("spikes", 0, 1000), skews: p.IntRange("skews", 0, 1000)}
 	for _, err := range []error{perr, verr, eerr, berr} {
 		if err != nil {
 			return nil, nil, err
@@ -394,8 +394,8 @@ func jitter(r *sim.Rand, d time.Duration) time.Duration {
 // dining: n philosophers, fork i between philosopher i and i+1, each on its own
 // computer; every philosopher eats `meals` times.
 func dining(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
-	n := p.IntMin("n", 2)
-	meals := p.IntMin("meals", 1)
+	n := p.IntRange("n", 2, 1000)
+	meals := p.IntRange("meals", 1, 10_000)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -419,9 +419,9 @@ func dining(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 // with 1..maxcap units; every drinking session needs a random non-empty subset of the
 // philosopher's edges.
 func drinking(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
-	n := p.IntMin("n", 3)
-	sessions := p.IntMin("sessions", 1)
-	maxcap := p.IntMin("maxcap", 1)
+	n := p.IntRange("n", 3, 1000)
+	sessions := p.IntRange("sessions", 1, 10_000)
+	maxcap := p.IntRange("maxcap", 1, 1000)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -472,12 +472,12 @@ func subset(r *sim.Rand, ps []winkowski.PoolID, maxSize int) []winkowski.PoolID 
 // randomJobs: agents, pools with 1..maxcap units on random computers, `jobs` jobs per
 // agent of `tasks` tasks each, every task over a random set of 1..rho pools.
 func randomJobs(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
-	agents := p.IntMin("agents", 1)
-	pools := p.IntMin("pools", 1)
-	maxcap := p.IntMin("maxcap", 1)
-	jobs := p.IntMin("jobs", 1)
-	tasks := p.IntMin("tasks", 1)
-	rho := p.IntMin("rho", 1)
+	agents := p.IntRange("agents", 1, 1000)
+	pools := p.IntRange("pools", 1, 1000)
+	maxcap := p.IntRange("maxcap", 1, 1000)
+	jobs := p.IntRange("jobs", 1, 1000)
+	tasks := p.IntRange("tasks", 1, 10_000)
+	rho := p.IntRange("rho", 1, 64)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -507,8 +507,8 @@ func jobsConfig(r *sim.Rand, agents, pools, maxcap, jobs, tasks, rho int, exec, 
 // chain: n tasks in a line, task i (agent i) needing pools i and i+1 (single units);
 // every agent repeats its task `meals` times. Pool j is on computer min(j, n-1).
 func chain(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
-	n := p.IntMin("n", 3)
-	meals := p.IntMin("meals", 1)
+	n := p.IntRange("n", 3, 1000)
+	meals := p.IntRange("meals", 1, 10_000)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -530,8 +530,8 @@ func chain(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 // custom: pools "A:1,B:2" (name:capacity, computer = position mod agents), tasks
 // "A+B,B" (one job per entry, on agent = position mod agents, repeated `repeat` times).
 func custom(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
-	agents := p.IntMin("agents", 1)
-	repeat := p.IntMin("repeat", 1)
+	agents := p.IntRange("agents", 1, 1000)
+	repeat := p.IntRange("repeat", 1, 10_000)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -580,7 +580,7 @@ func custom(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 // that ignores order forms keeps its request in front of U's at Q for ever, and U —
 // which shares no pool with F — starves (WK-P4).
 func orders(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
-	meals := p.IntMin("meals", 1)
+	meals := p.IntRange("meals", 1, 10_000)
 	exec := p.Duration("exec")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()

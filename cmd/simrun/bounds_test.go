@@ -1,0 +1,155 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/scenarios"
+)
+
+// extremes returns out-of-scale values of the kind a parameter's default has: counts
+// of a billion, durations of a million hours, floats of 1e300, each also negative;
+// with edge, also the largest values the parameter getters accept (a million, a day,
+// 1e9), which a parameter that sizes a system must bound further. Values of other
+// kinds (names, booleans, words) return nil.
+func extremes(def string, edge bool) []string {
+	first, _, _ := strings.Cut(def, ",")
+	first = strings.TrimSpace(first)
+	var vs []string
+	if _, err := strconv.Atoi(first); err == nil {
+		vs = []string{"1000000000", "-1000000000", "1000000"}
+	} else if _, err := time.ParseDuration(first); err == nil {
+		vs = []string{"1000000h", "-1000000h", "24h"}
+	} else if _, err := strconv.ParseFloat(first, 64); err == nil {
+		vs = []string{"1e300", "-1e300", "1e9"}
+	}
+	if !edge && vs != nil {
+		vs = vs[:2]
+	}
+	return vs
+}
+
+// within runs f on its own goroutine and reports whether it returned within d, and
+// the bytes it allocated (the test runs nothing else meanwhile).
+func within(d time.Duration, f func() error) (err error, done bool, alloc uint64) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	select {
+	case err = <-ch:
+		runtime.ReadMemStats(&after)
+		return err, true, after.TotalAlloc - before.TotalAlloc
+	case <-time.After(d):
+		return nil, false, 0
+	}
+}
+
+// checkRefusal judges one answer to an extreme value: a one-line input error of
+// modest length that names the parameter.
+func checkRefusal(t *testing.T, what, name string, err error) {
+	t.Helper()
+	msg := err.Error()
+	switch {
+	case !scenarios.IsInputError(err) && !errors.As(err, new(*scenarios.InputError)):
+		t.Errorf("%s: not reported as bad input (exit 2): %v", what, err)
+	case strings.Contains(msg, "\n") || len(msg) > 300:
+		t.Errorf("%s: refusal is not one short line: %q", what, msg)
+	case !strings.Contains(msg, name):
+		t.Errorf("%s: refusal does not name the parameter: %q", what, msg)
+	}
+}
+
+// TestParameterExtremes (issue 16 items 2 and 4): every numeric parameter of every
+// scenario, experiment and model, set to an out-of-scale value, is refused at once as
+// bad input (exit 2) with one line naming it — or, for a single run or a model,
+// accepted only if building it stays small and quick; the largest values the getters
+// accept are tried on single runs and models too (an experiment that accepts them
+// may legitimately run for hours). Before this test, a billion stages ran the
+// process out of memory, experiments reported bad values as internal errors (exit 3),
+// and a million-hour deadline simulated until memory ran out.
+func TestParameterExtremes(t *testing.T) {
+	judged := 0
+	for _, sc := range scenarios.All() {
+		for _, d := range sc.Params {
+			for _, v := range extremes(d.Default, sc.Experiment == nil) {
+				what := fmt.Sprintf("simrun run %s -p %s=%s", sc.Name, d.Name, v)
+				judged++
+				if sc.Experiment != nil {
+					err, done, _ := within(10*time.Second, func() error {
+						ps, err := scenarios.NewParams(sc.Params, map[string]string{d.Name: v})
+						if err != nil {
+							return &scenarios.InputError{Err: err}
+						}
+						_, err = sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+						if perr := ps.Err(); perr != nil {
+							return &scenarios.InputError{Err: perr} // the command line's rule (cli.runExperiment)
+						}
+						return err
+					})
+					switch {
+					case !done:
+						t.Errorf("%s: accepted, still running after 10 s", what)
+					case err == nil:
+						t.Errorf("%s: accepted", what)
+					default:
+						checkRefusal(t, what, d.Name, err)
+					}
+					continue
+				}
+				err, done, alloc := within(10*time.Second, func() error {
+					_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: map[string]string{d.Name: v}})
+					return err
+				})
+				switch {
+				case !done:
+					t.Errorf("%s: building the run takes more than 10 s", what)
+				case err == nil && alloc > 256<<20:
+					t.Errorf("%s: accepted, and building the run allocated %d MiB", what, alloc>>20)
+				case err != nil:
+					checkRefusal(t, what, d.Name, err)
+				}
+			}
+		}
+	}
+	for _, m := range model.All() {
+		for _, d := range m.Params {
+			for _, v := range extremes(d.Default, true) {
+				what := fmt.Sprintf("simrun check %s -p %s=%s", m.Name, d.Name, v)
+				judged++
+				err, done, alloc := within(10*time.Second, func() error {
+					ps, err := model.NewParams(m.Params, map[string]string{d.Name: v})
+					if err != nil {
+						return &scenarios.InputError{Err: err}
+					}
+					_, err = m.Build(ps)
+					if perr := ps.Err(); perr != nil {
+						err = perr
+					}
+					if err != nil {
+						return &scenarios.InputError{Err: err} // simrun check's rule: a Build error is bad input
+					}
+					return nil
+				})
+				switch {
+				case !done:
+					t.Errorf("%s: building the model takes more than 10 s", what)
+				case err == nil && alloc > 256<<20:
+					t.Errorf("%s: accepted, and building the model allocated %d MiB", what, alloc>>20)
+				case err != nil:
+					checkRefusal(t, what, d.Name, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d extreme parameter values judged", judged)
+	if judged < 100 {
+		t.Fatalf("only %d extreme values judged: the parameter scan found too few numeric parameters", judged)
+	}
+}
