@@ -153,3 +153,47 @@ func TestParameterExtremes(t *testing.T) {
 		t.Fatalf("only %d extreme values judged: the parameter scan found too few numeric parameters", judged)
 	}
 }
+
+// TestExperimentInputsRefused: values inside the getters' bounds that an experiment
+// cannot run with (its runs would end before what they measure, or its history would
+// not fit in memory) are refused as bad input naming the parameter; each of these
+// was an internal error (exit 3) or an out-of-memory crash.
+func TestExperimentInputsRefused(t *testing.T) {
+	for _, c := range []struct{ scenario, param, value string }{
+		{"leasing/detection", "every", "1s"},          // leases expire from disuse
+		{"leasing/detection", "lat-max", "23h"},       // leases outlive the run
+		{"leasing/detection", "terms", "23h"},         // out of memory
+		{"leasing/detection", "traffic-time", "23h"},  // out of memory
+		{"replication/failover", "periods", "23h"},    // no takeover within the run
+		{"replication/failover", "leases", "23h"},     // likewise
+		{"saga/grace", "timeout", "23h"},              // no detection within the run
+		{"winkowski/cost", "rho", "99"},               // more pools than a task may ask for
+		{"exactlyonce/blocking", "stages", "1000000"}, // out of memory
+		{"exactlyonce/blocking", "workers", "1000000"},
+	} {
+		what := fmt.Sprintf("simrun run %s -p %s=%s", c.scenario, c.param, c.value)
+		sc, err := scenarios.Lookup(c.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err, done, _ := within(10*time.Second, func() error {
+			ps, err := scenarios.NewParams(sc.Params, map[string]string{c.param: c.value})
+			if err != nil {
+				return err
+			}
+			_, err = sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+			if perr := ps.Err(); perr != nil {
+				return &scenarios.InputError{Err: perr}
+			}
+			return err
+		})
+		switch {
+		case !done:
+			t.Errorf("%s: accepted, still running after 10 s", what)
+		case err == nil:
+			t.Errorf("%s: accepted", what)
+		default:
+			checkRefusal(t, what, c.param, err)
+		}
+	}
+}

@@ -107,6 +107,23 @@ func runDetection(x *scenarios.Exp) ([]*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The experiment measures leases its meter keeps alive by use until the devices
+	// part: accesses and message latency must be well inside the shortest term, or
+	// leases expire from disuse and every run reads as a false expiry. The virtual
+	// durations are bounded so that a run's history fits in memory.
+	shortest := min(feTerm, slices.Min(terms))
+	switch {
+	case every > shortest/2:
+		return nil, inputf("parameter every=%v: want at most half the shortest lease term (%v): the meter keeps its leases alive by use", every, shortest)
+	case nw.Latency.Max > shortest/4:
+		return nil, inputf("parameter lat-max=%v: want at most a quarter of the shortest lease term (%v)", nw.Latency.Max, shortest)
+	case slices.Max(terms) > time.Minute || feTerm > time.Minute || slices.Max(tterms) > time.Minute:
+		return nil, inputf("parameters terms, fe-term and traffic-terms: lease terms of at most 1m")
+	case ttime > time.Hour:
+		return nil, inputf("parameter traffic-time=%v: want at most 1h", ttime)
+	case lambda*ttime.Seconds() > 1e6:
+		return nil, inputf("parameters lambda and traffic-time: %.0f accesses per run, more than a million", lambda*ttime.Seconds())
+	}
 	d := &detector{x: x, cfg: cfg, nw: nw, ppm: ppm, every: every}
 	d.total = len(terms)*runs + 2*len(means)*runs + 3*len(tterms)*max(1, runs/8)
 	t1, err := d.delayTable(terms, runs)

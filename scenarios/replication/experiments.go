@@ -137,6 +137,13 @@ func failoverExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			return nil, &scenarios.InputError{Err: err}
 		}
 	}
+	// Each run lasts four leases and 2 s after the crash: a takeover must fit in it.
+	if slices.Max(periods) > 500*time.Millisecond {
+		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter periods: %v is longer than 500ms (a run ends 4 leases and 2 s after the crash)", slices.Max(periods))}
+	}
+	if slices.Max(leases) > time.Minute {
+		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter leases: %v is longer than 1m", slices.Max(leases))}
+	}
 	t := reports.NewTable("Failover time vs ping period and lease", "period", "lease (ms)", "runs", "failover (ms)", "failover lo", "failover hi", "expected (ms)")
 	t.Notes = []string{
 		fmt.Sprintf("Passive replication, 3 replicas, 2 registries (notifications on), 2 clients calling throughout; the primary crashes for good at a time drawn in [1 s, 1 s + lease). Failover: from the crash to another replica taking the primary role (its registries dropped the crashed one's registration, a backup found no primary, gathered the others' state and took over). Means over %d seeds with 95%% confidence intervals.", seeds),

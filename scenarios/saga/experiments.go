@@ -256,6 +256,10 @@ func graceExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			return nil, &scenarios.InputError{Err: fmt.Errorf("parameter graces: %v is longer than 1m", d)}
 		}
 	}
+	if timeout > 2*time.Second {
+		// each run ends 3 s after the grace period: the loss must be detected before
+		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter timeout=%v: want at most 2s (a run ends 3 s after the grace period)", timeout)}
+	}
 	t := reports.NewTable("Detection and compensation vs grace period", "grace (ms)", "runs", "detect (ms)", "detect lo", "detect hi", "compensated (ms)", "compensated lo", "compensated hi")
 	t.Notes = []string{fmt.Sprintf("A line of 4 agents running chained transactions every 40 ms; a3 is cut off for good at 300 ms. detect: from the cut to the first agent that reports a3 lost (timeout %v, beats every 50 ms); compensated: from the cut to the last compensation the reachable agents run for a transaction a3 held up (the transaction itself ends only when a3 comes back). %d seeds a point.", timeout, seeds)}
 	t.Figures = []reports.Figure{
