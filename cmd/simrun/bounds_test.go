@@ -16,8 +16,8 @@ import (
 // extremes returns out-of-scale values of the kind a parameter's default has: counts
 // of a billion, durations of a million hours, floats of 1e300, each also negative;
 // with edge, also the largest values the parameter getters accept (a million, a day,
-// 1e9), which a parameter that sizes a system must bound further. Values of other
-// kinds (names, booleans, words) return nil.
+// 1e9), which a parameter that sizes a system must bound further; and, for every
+// parameter, a word no parameter takes.
 func extremes(def string, edge bool) []string {
 	first, _, _ := strings.Cut(def, ",")
 	first = strings.TrimSpace(first)
@@ -32,7 +32,8 @@ func extremes(def string, edge bool) []string {
 	if !edge && vs != nil {
 		vs = vs[:2]
 	}
-	return vs
+	// A word where a number, a duration or a name from a list is wanted.
+	return append(vs, "zz9")
 }
 
 // within runs f on its own goroutine and reports whether it returned within d, and
@@ -168,6 +169,7 @@ func TestExperimentInputsRefused(t *testing.T) {
 		{"replication/failover", "leases", "23h"},     // likewise
 		{"saga/grace", "timeout", "23h"},              // no detection within the run
 		{"winkowski/cost", "rho", "99"},               // more pools than a task may ask for
+		{"winkowski/contention", "exec", "23h"},       // the runs' time bound ends them first
 		{"exactlyonce/blocking", "stages", "1000000"}, // out of memory
 		{"exactlyonce/blocking", "workers", "1000000"},
 	} {

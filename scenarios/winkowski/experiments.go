@@ -40,7 +40,7 @@ func lookupVariants(names []string, allowed []variantOf) ([]variantOf, error) {
 			for _, v := range allowed {
 				known = append(known, v.name)
 			}
-			return nil, fmt.Errorf("unknown protocol %q (known: %s)", n, strings.Join(known, ", "))
+			return nil, &scenarios.InputError{Err: fmt.Errorf("parameter protocols: unknown protocol %q (known: %s)", n, strings.Join(known, ", "))}
 		}
 		out = append(out, allowed[i])
 	}
@@ -262,6 +262,9 @@ func contentionExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	pools := p.IntRange("pools", 2, 1000)
 	exec := p.PositiveDuration("exec")
 	names := p.List("protocols")
+	if exec > time.Second {
+		p.Reject("exec", "a duration of at most 1s (the runs' time bound is sized for short tasks)") // longer ran into it
+	}
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
