@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:  "check",
-		args:  "[MODEL] [-p name=value]... [--strategy bfs|dfs|random] [--workers N] [--max-states N] [--max-depth N] [--seed N] [--walks N] [--fair] [--trace FILE] [--json]",
+		args:  "[MODEL] [-p name=value]... [--strategy bfs|dfs|random] [--workers N] [--max-states N] [--max-depth N] [--max-memory SIZE] [--seed N] [--walks N] [--fair] [--trace FILE] [--json]",
 		short: "model-check a model exhaustively; alone, list the models",
 		run:   cmdCheck,
 	})
@@ -92,6 +93,7 @@ func cmdCheck(e *env, args []string) error {
 	fair := fs.Bool("fair", false, "same as --fairness weak")
 	reportDir := fs.String("report", "", "write the counterexample's (or witness') browsable report to `DIR`")
 	fairness := fs.String("fairness", "", "assumption for eventually-properties: weak or none (default: weak for actor systems, none for plain specs)")
+	maxMem := fs.String("max-memory", "auto", "end the search (exit 4) when the process's resident memory passes `SIZE` (e.g. 512MiB, 8GiB; 0: no bound; auto: three quarters of the machine's memory)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -142,6 +144,10 @@ func cmdCheck(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	memLimit, err := parseMemory(*maxMem)
+	if err != nil {
+		return usageErr("check: --max-memory: %v", err)
+	}
 	if *reportDir != "" {
 		if err := writableDir(*reportDir); err != nil {
 			return usageErr("check: --report: %v", err)
@@ -163,7 +169,7 @@ func cmdCheck(e *env, args []string) error {
 	// fairness unless --fairness none; a plain spec states its own (TLC's default).
 	_, actors := sys.(*model.Actors)
 	weak := *fair || *fairness == "weak" || (*fairness == "" && actors && st != model.Random)
-	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: weak}
+	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: weak, MaxMemory: memLimit}
 	progressed := false
 	o.ProgressEvery = checkProgressEvery
 	if e.tty {
@@ -408,4 +414,50 @@ func replayModel(data []byte) ([]byte, error) {
 		return nil, usageErr("replay: %s", oneLine(err.Error()))
 	}
 	return out, nil
+}
+
+// parseMemory reads --max-memory: "auto" (three quarters of the machine's memory, or no
+// bound where it cannot be read), "0" (no bound), or a size with a unit (KiB, MiB,
+// GiB, TiB).
+func parseMemory(v string) (int64, error) {
+	if v == "auto" {
+		return machineMemory() / 4 * 3, nil
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			n, err := strconv.ParseFloat(num, 64)
+			if err != nil || !(n > 0) || n*float64(int64(1)<<u.shift) > 1<<60 {
+				break
+			}
+			return int64(n * float64(int64(1)<<u.shift)), nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want a size such as 512MiB or 8GiB, 0 (no bound) or auto", v)
+}
+
+// machineMemory returns the machine's memory in bytes (MemTotal of /proc/meminfo), 0
+// where it cannot be read.
+func machineMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
 }

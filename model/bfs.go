@@ -93,6 +93,7 @@ type bfsRun[S any] struct {
 
 	stop     atomic.Bool
 	boundHit atomic.Bool // max-states
+	memHit   atomic.Bool // max-memory
 	depthNew atomic.Bool // a new state lies beyond max-depth
 	remain   atomic.Int64
 	block    int64 // allowance taken at a time
@@ -259,6 +260,8 @@ func (c *checker[S]) bfs(o Options, start time.Time) (*Result, error) {
 	}
 	if f.violation < 0 {
 		switch {
+		case r.memHit.Load():
+			f.bound = "max-memory"
 		case r.boundHit.Load():
 			f.bound = "max-states"
 		case r.probe && r.depthNew.Load():
@@ -322,6 +325,11 @@ func (r *bfsRun[S]) runLevel(start time.Time) {
 func (w *bfsWorker[S]) run() {
 	r := w.r
 	for !r.stop.Load() {
+		if r.o.mem.exceeded() {
+			r.memHit.Store(true)
+			r.stop.Store(true)
+			return
+		}
 		i := r.next.Add(1) - 1
 		if i >= int64(len(r.frontier)) {
 			return

@@ -115,6 +115,10 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		res *Result
 		err error
 	)
+	if exhaustive {
+		o.mem = watchMemory(o.MaxMemory)
+		defer o.mem.stop()
+	}
 	switch o.Strategy {
 	case BFS:
 		res, err = c.bfs(o, start)

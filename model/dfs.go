@@ -145,6 +145,10 @@ search:
 		push(entry[S]{s: s, ebits: eb}, 0)
 		for len(stack) > 0 {
 			pr.tick(func() Stats { return Stats{Distinct: st.Distinct, Total: st.Total, Queue: int64(len(stack))} })
+			if o.mem.exceeded() {
+				f.bound = "max-memory"
+				break search
+			}
 			top := &stack[len(stack)-1]
 			if !top.done {
 				top.done = true

@@ -140,7 +140,8 @@
 // 2.4M states: BFS ≈ 650 MB, DFS ≈ 70 MB); use BFS when you want shortest
 // counterexamples. Random runs seeded walks (Options.Seed, Walks, MaxDepth = walk
 // length). MaxStates and MaxDepth bound the search; reaching one ends it with outcome
-// BoundReached and the counts so far.
+// BoundReached and the counts so far. MaxMemory does the same when the process's
+// resident memory passes it (sampled every 100 ms; Linux): bound "max-memory".
 //
 // Statistics follow TLC: Distinct states; Total states generated = initial states +
 // every successor generated (duplicates and self-loops included); Depth = number of BFS

@@ -75,6 +75,14 @@ type Options struct {
 	ProgressEvery time.Duration
 	// TableSlots pre-sizes the seen-set (0 = start small and grow).
 	TableSlots uint64
+	// MaxMemory bounds the process's resident memory in bytes during an exhaustive
+	// search (0 = unbounded; Linux only, where it is sampled every 100 ms): passing it
+	// ends the search with outcome BoundReached, bound "max-memory", and the counts so
+	// far, instead of the runtime killing the process. simrun check sets it to three
+	// quarters of the machine's memory unless --max-memory says otherwise.
+	MaxMemory int64
+
+	mem *memWatch // the running search's watch on MaxMemory
 	// Fair assumes weak fairness when eventually-properties are decided (see
 	// liveness.go): only infinite paths on which every fairness class that stays
 	// enabled is eventually taken count. Without it every infinite path counts. Either
@@ -95,6 +103,8 @@ func (o *Options) validate() error {
 		return errors.New("at most 255 workers")
 	case o.MaxStates < 0:
 		return errors.New("max-states must be > 0")
+	case o.MaxMemory < 0:
+		return errors.New("max-memory must be >= 0")
 	case o.MaxDepth < 0:
 		return errors.New("max-depth must be > 0")
 	case o.Walks < 0:
@@ -142,7 +152,7 @@ const (
 	Complete Outcome = iota + 1
 	// Violated: a property failed (see Result.Violation).
 	Violated
-	// BoundReached: a bound (max-states, max-depth) cut the search; no property failed
+	// BoundReached: a bound (max-states, max-depth, max-memory) cut the search; no property failed
 	// in what was explored.
 	BoundReached
 	// Sampled: random walks ended without a failure (random never proves).

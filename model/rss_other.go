@@ -4,3 +4,6 @@ package model
 
 // peakRSS is unavailable on this platform.
 func peakRSS() int64 { return 0 }
+
+// currentRSS is unavailable on this platform (no memory bound).
+func currentRSS() int64 { return 0 }

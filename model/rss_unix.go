@@ -3,7 +3,10 @@
 package model
 
 import (
+	"bytes"
+	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 )
 
@@ -17,4 +20,22 @@ func peakRSS() int64 {
 		return int64(ru.Maxrss) // bytes on darwin
 	}
 	return int64(ru.Maxrss) * 1024 // kilobytes on linux
+}
+
+// currentRSS returns the process's resident set size in bytes now (Linux: the second
+// field of /proc/self/statm, in pages); 0 where it cannot tell (darwin).
+func currentRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
 }

@@ -2,6 +2,7 @@ package twophase
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -321,5 +322,36 @@ func TestCheckNamed(t *testing.T) {
 	}
 	if _, err := model.CheckNamed("2pc", map[string]string{"nope": "1"}, model.Options{}); err == nil {
 		t.Fatal("unknown parameter accepted")
+	}
+}
+
+// TestMaxMemoryEndsTheSearch: a search that passes Options.MaxMemory ends with the
+// counts so far and outcome BoundReached, bound "max-memory" (simrun check: exit 4),
+// by BFS on two workers and by DFS; the process is never killed by the runtime.
+func TestMaxMemoryEndsTheSearch(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the memory bound reads /proc/self/statm (Linux only)")
+	}
+	sp, err := Spec(8) // 1 745 408 states: more than the first sample's 100 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []model.Options{{Workers: 2}, {Strategy: model.DFS}} {
+		o.MaxMemory = 1 // any process is larger
+		res, err := model.Check(sp, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != model.BoundReached || res.Bound != "max-memory" || res.Distinct == 0 || res.Distinct >= 1745408 {
+			t.Errorf("%s: outcome %v, bound %q, %d states; want bound reached (max-memory) part way", o.Strategy, res.Outcome, res.Bound, res.Distinct)
+		}
+	}
+	// A bound above what the search needs changes nothing.
+	res, err := model.Check(sp, model.Options{MaxMemory: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != model.Complete || res.Distinct != 1745408 {
+		t.Errorf("with a 1 TiB bound: outcome %v, %d states", res.Outcome, res.Distinct)
 	}
 }
