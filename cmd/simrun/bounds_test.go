@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,30 +17,32 @@ import (
 )
 
 // extremes returns out-of-scale values of the kind a parameter's default has: counts
-// of a billion, durations of a million hours, floats of 1e300, each also negative;
-// with edge, also the largest values the parameter getters accept (a million, a day,
-// 1e9), which a parameter that sizes a system must bound further; and, for every
+// of a billion, durations of a million hours, floats of 1e300, negative values; with
+// edge, also the largest values the parameter getters accept (a million, a day, 1e9),
+// which a parameter that sizes a system must bound further, and the smallest (zero, a
+// nanosecond: a period of 1ns scheduled events until memory ran out); and, for every
 // parameter, a word no parameter takes.
 func extremes(def string, edge bool) []string {
 	first, _, _ := strings.Cut(def, ",")
 	first = strings.TrimSpace(first)
-	var vs []string
+	var vs, edges []string
 	if _, err := strconv.Atoi(first); err == nil {
-		vs = []string{"1000000000", "-1000000000", "1000000"}
+		vs, edges = []string{"1000000000", "-1000000000"}, []string{"1000000", "0"}
 	} else if _, err := time.ParseDuration(first); err == nil {
-		vs = []string{"1000000h", "-1000000h", "24h"}
+		vs, edges = []string{"1000000h", "-1ms"}, []string{"24h", "1ns", "0s"}
 	} else if _, err := strconv.ParseFloat(first, 64); err == nil {
-		vs = []string{"1e300", "-1e300", "1e9"}
+		vs, edges = []string{"1e300", "-1e300"}, []string{"1e9", "0"}
 	}
-	if !edge && vs != nil {
-		vs = vs[:2]
+	if edge {
+		vs = append(vs, edges...)
 	}
 	// A word where a number, a duration or a name from a list is wanted.
 	return append(vs, "zz9")
 }
 
 // within runs f on its own goroutine and reports whether it returned within d, and
-// the bytes it allocated (the test runs nothing else meanwhile).
+// the bytes allocated meanwhile (a call that timed out keeps running and inflates the
+// next measurements, but the test has failed by then).
 func within(d time.Duration, f func() error) (err error, done bool, alloc uint64) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -53,7 +58,7 @@ func within(d time.Duration, f func() error) (err error, done bool, alloc uint64
 }
 
 // checkRefusal judges one answer to an extreme value: a one-line input error of
-// modest length that names the parameter.
+// modest length that names the parameter (name "": not checked here).
 func checkRefusal(t *testing.T, what, name string, err error) {
 	t.Helper()
 	msg := err.Error()
@@ -62,7 +67,7 @@ func checkRefusal(t *testing.T, what, name string, err error) {
 		t.Errorf("%s: not reported as bad input (exit 2): %v", what, err)
 	case strings.Contains(msg, "\n") || len(msg) > 300:
 		t.Errorf("%s: refusal is not one short line: %q", what, msg)
-	case !strings.Contains(msg, name):
+	case name != "" && !regexp.MustCompile(`parameters? [^:]*\b`+regexp.QuoteMeta(name)+`\b`).MatchString(msg):
 		t.Errorf("%s: refusal does not name the parameter: %q", what, msg)
 	}
 }
@@ -155,31 +160,56 @@ func TestParameterExtremes(t *testing.T) {
 	}
 }
 
-// TestExperimentInputsRefused: values inside the getters' bounds that an experiment
-// cannot run with (its runs would end before what they measure, or its history would
-// not fit in memory) are refused as bad input naming the parameter; each of these
-// was an internal error (exit 3) or an out-of-memory crash.
-func TestExperimentInputsRefused(t *testing.T) {
-	for _, c := range []struct{ scenario, param, value string }{
-		{"leasing/detection", "every", "1s"},          // leases expire from disuse
-		{"leasing/detection", "lat-max", "23h"},       // leases outlive the run
-		{"leasing/detection", "terms", "23h"},         // out of memory
-		{"leasing/detection", "traffic-time", "23h"},  // out of memory
-		{"replication/failover", "periods", "23h"},    // no takeover within the run
-		{"replication/failover", "leases", "23h"},     // likewise
-		{"saga/grace", "timeout", "23h"},              // no detection within the run
-		{"winkowski/cost", "rho", "99"},               // more pools than a task may ask for
-		{"winkowski/contention", "exec", "23h"},       // the runs' time bound ends them first
-		{"exactlyonce/blocking", "stages", "1000000"}, // out of memory
-		{"exactlyonce/blocking", "workers", "1000000"},
+// TestInputsRefused: values inside the getters' bounds that a scenario or an
+// experiment cannot run with (its runs would end before what they measure, or it
+// would not fit in memory: sizes bounded one by one whose product is not) are refused
+// as bad input naming a parameter; each of these was an internal error (exit 3), a
+// protocol panic reported as a violation, or an out-of-memory crash.
+func TestInputsRefused(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		params   map[string]string
+	}{
+		{"leasing/detection", map[string]string{"every": "1s"}},                                 // leases expire from disuse
+		{"leasing/detection", map[string]string{"lat-max": "23h"}},                              // leases outlive the run
+		{"leasing/detection", map[string]string{"lat-max": "100ms", "runs": "1"}},               // against the traffic terms
+		{"leasing/detection", map[string]string{"traffic-terms": "1ms"}},                        // likewise
+		{"leasing/detection", map[string]string{"terms": "23h"}},                                // out of memory
+		{"leasing/detection", map[string]string{"traffic-time": "23h"}},                         // out of memory
+		{"replication/failover", map[string]string{"periods": "23h"}},                           // no takeover within the run
+		{"replication/failover", map[string]string{"leases": "23h"}},                            // likewise
+		{"replication/notify", map[string]string{"replicas": "1", "seeds": "1"}},                // no one to take over
+		{"saga/grace", map[string]string{"timeout": "23h"}},                                     // no detection within the run
+		{"winkowski/cost", map[string]string{"rho": "99"}},                                      // more pools than a task may ask for
+		{"winkowski/cost", map[string]string{"agents": "1000", "tasks": "10000", "seeds": "1"}}, // out of memory
+		{"winkowski/contention", map[string]string{"exec": "23h"}},                              // the runs' time bound ends them first
+		{"winkowski/contention", map[string]string{"exec": "1s", "agents": "40", "tasks": "100", "pools": "2", "rho": "2"}},
+		{"exactlyonce/blocking", map[string]string{"stages": "1000000"}},
+		{"exactlyonce/blocking", map[string]string{"workers": "1000000"}},
+		{"exactlyonce/blocking", map[string]string{"work": "13h"}}, // the crash window passes a day
+		{"exactlyonce/blocking", map[string]string{"rates": "0,0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1", "observers": "0,1,2,3,4", "runs": "100000"}},
+		{"exactlyonce/faults", map[string]string{"nodes": "100", "agents": "10000", "stages": "100", "width": "100"}},
+		{"leasing/swarm", map[string]string{"mean-up": "1ms", "mean-down": "1ms", "horizon": "10m"}},
+		{"leasing/swarm", map[string]string{"term": "10m"}}, // the linearizability check ran out of memory
+		{"winkowski/dining", map[string]string{"n": "1000", "meals": "10000"}},
+		{"winkowski/jobs", map[string]string{"agents": "1000", "jobs": "1000", "tasks": "10000"}},
+		{"winkowski/drinking", map[string]string{"n": "1000", "sessions": "10000"}},
+		{"saga/order", map[string]string{"spacing": "-1s"}}, // launches before time zero: a protocol panic
 	} {
-		what := fmt.Sprintf("simrun run %s -p %s=%s", c.scenario, c.param, c.value)
+		what := "simrun run " + c.scenario
+		for _, k := range slices.Sorted(maps.Keys(c.params)) {
+			what += " -p " + k + "=" + c.params[k]
+		}
 		sc, err := scenarios.Lookup(c.scenario)
 		if err != nil {
 			t.Fatal(err)
 		}
 		err, done, _ := within(10*time.Second, func() error {
-			ps, err := scenarios.NewParams(sc.Params, map[string]string{c.param: c.value})
+			if sc.Experiment == nil {
+				_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: c.params})
+				return err
+			}
+			ps, err := scenarios.NewParams(sc.Params, c.params)
 			if err != nil {
 				return err
 			}
@@ -195,7 +225,15 @@ func TestExperimentInputsRefused(t *testing.T) {
 		case err == nil:
 			t.Errorf("%s: accepted", what)
 		default:
-			checkRefusal(t, what, c.param, err)
+			names := slices.Sorted(maps.Keys(c.params))
+			named := false
+			for _, n := range names {
+				named = named || regexp.MustCompile(`parameters? [^:]*\b`+regexp.QuoteMeta(n)+`\b`).MatchString(err.Error())
+			}
+			if !named {
+				t.Errorf("%s: refusal names none of %v: %v", what, names, err)
+			}
+			checkRefusal(t, what, "", err)
 		}
 	}
 }

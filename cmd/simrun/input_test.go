@@ -16,10 +16,10 @@ func TestExperimentListParameters(t *testing.T) {
 		want string
 		args []string
 	}{
-		{`leases="abc": want a comma-separated list of positive durations`, []string{"run", "replication/failover", "-p", "leases=abc"}},
-		{`replicas="0,3": want a comma-separated list of integers in 1..9`, []string{"run", "replication/passive-active", "-p", "replicas=0,3"}},
-		{`replicas="": want a comma-separated list of integers in 1..9`, []string{"run", "replication/notify", "-p", "replicas="}},
-		{`agents="1": want a comma-separated list of integers in 2..200`, []string{"run", "saga/connectivity", "-p", "agents=1"}},
+		{`leases="abc": want a comma-separated list of distinct durations from 1ms to 24h`, []string{"run", "replication/failover", "-p", "leases=abc"}},
+		{`replicas="0,3": want a comma-separated list of distinct integers in 1..9`, []string{"run", "replication/passive-active", "-p", "replicas=0,3"}},
+		{`replicas="": want a comma-separated list of distinct integers in 2..9`, []string{"run", "replication/notify", "-p", "replicas="}},
+		{`agents="1": want a comma-separated list of distinct integers in 2..200`, []string{"run", "saga/connectivity", "-p", "agents=1"}},
 		{"parameter graces: 2m0s is longer than 1m", []string{"run", "saga/grace", "-p", "graces=2m"}},
 	} {
 		var out, errb bytes.Buffer

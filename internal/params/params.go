@@ -152,7 +152,7 @@ func (p *Set) Float(name string) float64 {
 	v := p.raw(name)
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.Abs(f) > MaxFloat {
-		p.fail(name, v, fmt.Sprintf("a number in [-%g, %g]", MaxFloat, MaxFloat))
+		p.fail(name, v, "a number in [-1e9, 1e9]")
 		return 0
 	}
 	return f
@@ -160,36 +160,42 @@ func (p *Set) Float(name string) float64 {
 
 // Prob returns the parameter as a probability in [0, 1].
 func (p *Set) Prob(name string) float64 {
-	f := p.Float(name)
-	if f < 0 || f > 1 {
-		p.fail(name, p.raw(name), "a probability in [0, 1]")
+	v := p.raw(name)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0 && f <= 1) {
+		p.fail(name, v, "a probability in [0, 1]")
+		return 0
 	}
 	return f
 }
 
-// MaxDuration bounds the magnitude of every duration parameter: a day of virtual
-// time, the limit fault plans have too (a million-hour deadline simulated until
-// memory ran out).
+// MaxDuration bounds every duration parameter: a day of virtual time, the limit
+// fault plans have too (a million-hour deadline simulated until memory ran out).
 const MaxDuration = 24 * time.Hour
 
-// Duration returns the parameter as a duration ("1.5s") of magnitude at most
-// MaxDuration, negative values included.
+// MinPeriod is the shortest positive duration (PositiveDuration, DurationList): a
+// period of a nanosecond scheduled events until memory ran out, and no protocol here
+// acts faster than a millisecond.
+const MinPeriod = time.Millisecond
+
+// Duration returns the parameter as a duration ("1.5s") in [0, MaxDuration]: no
+// parameter is a negative duration (one made a run start its workload before time
+// zero and the protocol panic).
 func (p *Set) Duration(name string) time.Duration {
 	v := p.raw(name)
 	d, err := time.ParseDuration(v)
-	if err != nil {
-		p.fail(name, v, "a duration such as 500ms or 2s")
-	} else if d > MaxDuration || d < -MaxDuration {
-		p.fail(name, v, "a duration of at most 24h")
+	if err != nil || d < 0 || d > MaxDuration {
+		p.fail(name, v, "a duration from 0 to 24h, such as 500ms or 2s")
 	}
 	return d
 }
 
-// PositiveDuration returns the parameter as a duration > 0.
+// PositiveDuration returns the parameter as a duration in [MinPeriod, MaxDuration].
 func (p *Set) PositiveDuration(name string) time.Duration {
-	d := p.Duration(name)
-	if d <= 0 {
-		p.fail(name, p.raw(name), "a positive duration such as 500ms or 2s")
+	v := p.raw(name)
+	d, err := time.ParseDuration(v)
+	if err != nil || d < MinPeriod || d > MaxDuration {
+		p.fail(name, v, "a duration from 1ms to 24h, such as 500ms or 2s")
 	}
 	return d
 }
@@ -216,41 +222,25 @@ func (p *Set) List(name string) []string {
 	return out
 }
 
-// DurationList returns the parameter as a comma-separated list of positive durations
-// (an empty list or a bad element is an input error).
+// DurationList returns the parameter as a comma-separated list of distinct durations
+// in [MinPeriod, MaxDuration] (an empty list, a bad element or a repeated one is an
+// input error).
 func (p *Set) DurationList(name string) []time.Duration {
-	var out []time.Duration
-	for _, s := range p.List(name) {
+	const want = "a comma-separated list of distinct durations from 1ms to 24h (e.g. 50ms,100ms)"
+	return listOf(p, name, want, func(s string) (time.Duration, bool) {
 		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 || d > MaxDuration {
-			p.fail(name, p.raw(name), "a comma-separated list of positive durations (e.g. 50ms,100ms)")
-			return nil
-		}
-		out = append(out, d)
-	}
-	if len(out) == 0 {
-		p.fail(name, p.raw(name), "a comma-separated list of positive durations (e.g. 50ms,100ms)")
-	}
-	return out
+		return d, err == nil && d >= MinPeriod && d <= MaxDuration
+	})
 }
 
-// ProbList returns the parameter as a comma-separated list of probabilities in
-// [0, 1] (an empty list or a bad element is an input error).
+// ProbList returns the parameter as a comma-separated list of distinct probabilities
+// in [0, 1] (an empty list, a bad element or a repeated one is an input error).
 func (p *Set) ProbList(name string) []float64 {
-	var out []float64
-	const want = "a comma-separated list of probabilities in [0, 1] (e.g. 0,0.1,0.2)"
-	for _, s := range p.List(name) {
+	const want = "a comma-separated list of distinct probabilities in [0, 1] (e.g. 0,0.1,0.2)"
+	return listOf(p, name, want, func(s string) (float64, bool) {
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(f >= 0 && f <= 1) {
-			p.fail(name, p.raw(name), want)
-			return nil
-		}
-		out = append(out, f)
-	}
-	if len(out) == 0 {
-		p.fail(name, p.raw(name), want)
-	}
-	return out
+		return f, err == nil && f >= 0 && f <= 1
+	})
 }
 
 // Reject records that the parameter's value is not what the reader wants (a check
@@ -258,21 +248,31 @@ func (p *Set) ProbList(name string) []float64 {
 // input error a getter records.
 func (p *Set) Reject(name, want string) { p.fail(name, p.raw(name), want) }
 
-// IntList returns the parameter as a comma-separated list of integers in lo..hi (an
-// empty list or a bad element is an input error).
+// IntList returns the parameter as a comma-separated list of distinct integers in
+// lo..hi (an empty list, a bad element or a repeated one is an input error).
 func (p *Set) IntList(name string, lo, hi int) []int {
-	var out []int
-	want := fmt.Sprintf("a comma-separated list of integers in %d..%d", lo, hi)
-	for _, s := range p.List(name) {
+	want := fmt.Sprintf("a comma-separated list of distinct integers in %d..%d", lo, hi)
+	return listOf(p, name, want, func(s string) (int, bool) {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < lo || n > hi {
-			p.fail(name, p.raw(name), want)
+		return n, err == nil && n >= lo && n <= hi
+	})
+}
+
+// MaxList bounds the elements of a list parameter.
+const MaxList = 100
+
+// listOf parses a comma-separated list with parse; an empty list, an empty element
+// ("1,,2"), a bad, repeated or 101st element records want as the error.
+func listOf[T comparable](p *Set, name, want string, parse func(string) (T, bool)) []T {
+	raw := p.raw(name)
+	var out []T
+	for _, s := range strings.Split(raw, ",") {
+		v, ok := parse(strings.TrimSpace(s))
+		if !ok || slices.Contains(out, v) || len(out) == MaxList {
+			p.fail(name, raw, want)
 			return nil
 		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		p.fail(name, p.raw(name), want)
+		out = append(out, v)
 	}
 	return out
 }

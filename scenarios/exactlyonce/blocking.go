@@ -28,6 +28,10 @@ import (
 
 const maxGroup = 5 // worker + up to 4 observers
 
+// blockingSpacing is the time between agent launches in the blocking runs (the
+// experiment keeps blocking-run's default).
+const blockingSpacing = 200 * time.Millisecond
+
 var blockingRunParams = []scenarios.Param{
 	{Name: "protocol", Default: "extended", Help: "extended or simple"},
 	{Name: "observers", Default: "2", Help: "observers per stage (0-4; the simple protocol has none)"},
@@ -35,7 +39,7 @@ var blockingRunParams = []scenarios.Param{
 	{Name: "agents", Default: "5", Help: "agents per run"},
 	{Name: "stages", Default: "4", Help: "stages per itinerary, the launch stage included"},
 	{Name: "work", Default: "100ms", Help: "how long each stage's Execute takes"},
-	{Name: "spacing", Default: "200ms", Help: "time between agent launches"},
+	{Name: "spacing", Default: blockingSpacing.String(), Help: "time between agent launches"},
 	{Name: "window", Default: "flight", Help: "crashes happen in [0, window]; flight: while the agents are in flight, (agents-1)·spacing + stages·work"},
 	{Name: "deadline", Default: "10s", Help: "an agent completes if it is done within this of its launch (run end: last launch + deadline)"},
 }
@@ -190,6 +194,7 @@ type pointResult struct {
 // The experiment's bounds: enough for any figure, small enough that a run's setup and
 // the experiment's summaries fit in memory (a billion stages or runs did not).
 const (
+	maxJobs   = 1_000_000
 	maxRuns   = 100_000
 	maxAgents = 1_000
 	maxStages = 100
@@ -364,10 +369,17 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	work := p.String("work")
 	deadline := p.String("deadline")
 	workers := p.IntRange("workers", 0, 256)
-	p.IntRange("agents", 1, maxAgents)
+	agentsN := p.IntRange("agents", 1, maxAgents)
 	stagesN := p.IntRange("stages", 2, maxStages)
-	p.Duration("work")
+	workD := p.Duration("work")
 	p.PositiveDuration("deadline")
+	if n := len(rates) * (1 + len(obs)) * runs; p.Err() == nil && n > maxJobs {
+		p.Reject("runs", fmt.Sprintf("rates × (1 + observers) × runs at most %d runs in all (got %d)", maxJobs, n))
+	}
+	// the runs' crash window, the agents' flight, must fit in a fault plan's day
+	if flight := time.Duration(agentsN-1)*blockingSpacing + time.Duration(stagesN)*workD; p.Err() == nil && flight > scenarios.MaxDuration {
+		p.Reject("work", fmt.Sprintf("(agents−1)·%v + stages·work at most 24h (got %v)", blockingSpacing, flight))
+	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

@@ -219,6 +219,9 @@ func parse(p *scenarios.Params) (options, error) {
 	o.width = p.IntRange("width", 1, 100)
 	o.itinerary = p.String("itinerary")
 	o.capacity = p.IntRange("capacity", 0, 10_000)
+	if n := o.agents * o.stages * o.width; n > 1_000_000 {
+		p.Reject("agents", fmt.Sprintf("agents × stages × width at most 1000000 (got %d)", n))
+	}
 	o.spacing = p.Duration("spacing")
 	o.timescale = p.Float("timescale")
 	o.work = p.Duration("work")

@@ -47,21 +47,6 @@ func inputf(format string, a ...any) error {
 	return &scenarios.InputError{Err: fmt.Errorf(format, a...)}
 }
 
-func durations(p *scenarios.Params, name string) ([]time.Duration, error) {
-	var out []time.Duration
-	for _, s := range p.List(name) {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 || d > scenarios.MaxDuration {
-			return nil, inputf("parameter %s: %q is not a positive duration of at most %v", name, s, scenarios.MaxDuration)
-		}
-		out = append(out, d)
-	}
-	if len(out) == 0 {
-		return nil, inputf("parameter %s: at least one duration", name)
-	}
-	return out, nil
-}
-
 func floats(p *scenarios.Params, name string) ([]float64, error) {
 	var out []float64
 	for _, s := range p.List(name) {
@@ -95,15 +80,11 @@ func runDetection(x *scenarios.Exp) ([]*reports.Table, error) {
 	if !(lambda > 0) || lambda > 1000 {
 		return nil, inputf("parameter lambda=%v: want a positive rate of at most 1000 per second", lambda)
 	}
-	terms, err := durations(p, "terms")
-	if err != nil {
-		return nil, err
+	terms, tterms := p.DurationList("terms"), p.DurationList("traffic-terms")
+	if p.Err() != nil {
+		return nil, &scenarios.InputError{Err: p.Err()}
 	}
 	means, err := floats(p, "fe-means")
-	if err != nil {
-		return nil, err
-	}
-	tterms, err := durations(p, "traffic-terms")
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +95,15 @@ func runDetection(x *scenarios.Exp) ([]*reports.Table, error) {
 	shortest := min(feTerm, slices.Min(terms))
 	switch {
 	case every > shortest/2:
-		return nil, inputf("parameter every=%v: want at most half the shortest lease term (%v): the meter keeps its leases alive by use", every, shortest)
-	case nw.Latency.Max > shortest/4:
-		return nil, inputf("parameter lat-max=%v: want at most a quarter of the shortest lease term (%v)", nw.Latency.Max, shortest)
-	case slices.Max(terms) > time.Minute || feTerm > time.Minute || slices.Max(tterms) > time.Minute:
-		return nil, inputf("parameters terms, fe-term and traffic-terms: lease terms of at most 1m")
+		return nil, inputf("parameters every, terms and fe-term: every %v is more than half the shortest lease term (%v): the meter keeps its leases alive by use", every, shortest)
+	case nw.Latency.Max > min(shortest, slices.Min(tterms))/4:
+		return nil, inputf("parameters lat-max, terms, fe-term and traffic-terms: lat-max %v is more than a quarter of the shortest lease term (%v)", nw.Latency.Max, min(shortest, slices.Min(tterms)))
+	case slices.Max(terms) > time.Minute:
+		return nil, inputf("parameter terms: %v is longer than 1m", slices.Max(terms))
+	case feTerm > time.Minute:
+		return nil, inputf("parameter fe-term=%v: want at most 1m", feTerm)
+	case slices.Max(tterms) > time.Minute:
+		return nil, inputf("parameter traffic-terms: %v is longer than 1m", slices.Max(tterms))
 	case ttime > time.Hour:
 		return nil, inputf("parameter traffic-time=%v: want at most 1h", ttime)
 	case lambda*ttime.Seconds() > 1e6:

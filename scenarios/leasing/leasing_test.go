@@ -153,7 +153,7 @@ func TestBadInput(t *testing.T) {
 		{"leasing/music-stable", map[string]string{"term": "0s"}, "term"},
 		{"leasing/music-stable", map[string]string{"callback-term": "-1s"}, "callback-term"},
 		{"leasing/swarm", map[string]string{"term": "-2s"}, "term"},
-		{"leasing/music-stable", map[string]string{"pattern": "nope"}, "unknown session pattern"},
+		{"leasing/music-stable", map[string]string{"pattern": "nope"}, `parameter pattern="nope": want paper or panic`},
 		{"leasing/swarm", map[string]string{"silence": "50ms"}, "silence"},
 		{"leasing/swarm", map[string]string{"lat-min": "20ms", "lat-max": "10ms"}, "lat-min"},
 	} {

@@ -86,13 +86,13 @@ func runtimeConfig(p *scenarios.Params, n int, broken ls.Broken) (*ls.Config, si
 		return nil, sim.Network{}, &scenarios.InputError{Err: p.Err()}
 	}
 	if lo < 0 || hi < lo {
-		return nil, sim.Network{}, inputf("latency needs 0 <= lat-min <= lat-max (got %v, %v)", lo, hi)
+		return nil, sim.Network{}, inputf("parameters lat-min and lat-max: latency needs lat-min <= lat-max (got %v, %v)", lo, hi)
 	}
 	for i := 0; i < n; i++ {
 		cfg.Peers = append(cfg.Peers, sim.NodeID(i))
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, sim.Network{}, &scenarios.InputError{Err: err}
+		return nil, sim.Network{}, &scenarios.InputError{Err: fmt.Errorf("parameters beacon, silence and rto: %w", err)}
 	}
 	return cfg, sim.Network{Latency: sim.Uniform(lo, hi)}, nil
 }
@@ -139,6 +139,9 @@ func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenario
 		Pattern:      p.String("pattern"),
 	}
 	ppm := int64(p.IntRange("drift-ppm", 0, faults.MaxDriftPPM))
+	if pc.Pattern != "paper" && pc.Pattern != "panic" {
+		p.Reject("pattern", "paper or panic")
+	}
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -149,7 +152,9 @@ func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenario
 	names := deviceNames(2)
 	r := sim.Stream(b.Seed, "music-variant")
 	at := 130*time.Millisecond + time.Duration(r.Int64Range(0, int64(100*time.Millisecond)))
-	length := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(pc.Term/2-300*time.Millisecond)))
+	// The transient cut lasts 300 ms up to half the term (300 ms flat under a term
+	// shorter than 600 ms, which drew from an empty range before).
+	length := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(max(0, pc.Term/2-300*time.Millisecond))))
 	plan, err := b.FaultPlan(func() (faults.Plan, error) {
 		cut := func(at time.Duration, kind string) []faults.Event {
 			return []faults.Event{
@@ -378,6 +383,15 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 	// plan's magnitude (issue 16 item 4: bounded with one line each).
 	if horizon > 10*time.Minute {
 		p.Reject("horizon", "a duration of at most 10m")
+	}
+	if moves := int64(n) * int64(horizon) / max(1, int64(limits.MeanUp+limits.MeanDown)); p.Err() == nil && moves > 100_000 {
+		p.Reject("horizon", fmt.Sprintf("devices × horizon / (mean-up + mean-down) at most 100000 moves (got %d)", moves))
+	}
+	// Leases that outlive the run by far only grow the linearizability check's
+	// history (a 10-minute term ran it out of memory); the swarm's point is leases
+	// that expire and renew while devices move.
+	if term > time.Minute {
+		p.Reject("term", "a duration of at most 1m in the swarm")
 	}
 	if limits.MaxStep > faults.MaxMagnitude {
 		p.Reject("max-step", "a duration of at most "+faults.MaxMagnitude.String())

@@ -247,7 +247,7 @@ var membershipKinds = []string{"REGISTER", "REGISTERED", "LOOKUP", "FOUND", "CHA
 func notifyExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
 	seeds := p.IntRange("seeds", 1, 1000)
-	sizes := p.IntList("replicas", 1, 9)
+	sizes := p.IntList("replicas", 2, 9) // a failover needs a second replica
 	if p.Err() != nil {
 		return nil, p.Err()
 	}

@@ -187,6 +187,7 @@ func costExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	tasks := p.IntRange("tasks", 1, 10_000)
 	maxRho := p.IntRange("rho", 2, 64)
 	names := p.List("protocols")
+	taskBudget(p, agents*tasks, "tasks", "agents × tasks")
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -262,8 +263,11 @@ func contentionExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	pools := p.IntRange("pools", 2, 1000)
 	exec := p.PositiveDuration("exec")
 	names := p.List("protocols")
-	if exec > time.Second {
-		p.Reject("exec", "a duration of at most 1s (the runs' time bound is sized for short tasks)") // longer ran into it
+	taskBudget(p, agents*tasks, "tasks", "agents × tasks")
+	// Tasks that conflict may run one after another: all of them must fit well inside
+	// a run's time bound (an hour), or the runs end on it.
+	if serial := time.Duration(agents*tasks) * exec; p.Err() == nil && serial > 30*time.Minute {
+		p.Reject("exec", fmt.Sprintf("agents × tasks × exec at most 30m (got %v: conflicting tasks may run one after another)", serial))
 	}
 	if p.Err() != nil {
 		return nil, p.Err()

@@ -98,15 +98,15 @@ func (o modelOptions) config() (winkowski.Config, error) {
 	var cfg winkowski.Config
 	v, err := winkowski.ParseVariant(o.variant)
 	if err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("parameter variant: %w", err)
 	}
 	e, err := winkowski.ParseEntering(o.entering)
 	if err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("parameter entering: %w", err)
 	}
 	b, err := winkowski.ParseBug(o.bug)
 	if err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("parameter bug: %w", err)
 	}
 	if len(o.tasks) == 0 {
 		return cfg, fmt.Errorf("parameter tasks: at least one task")

@@ -193,7 +193,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 		// advance often, large Γ rarely: both must be safe and live).
 		gamma = time.Millisecond << sim.Stream(b.Seed, "gamma").IntN(9)
 	} else {
-		gamma = p.Duration("gamma")
+		gamma = p.PositiveDuration("gamma")
 	}
 	k := p.IntRange("k", 0, 1000)
 	retry := p.Duration("retry")
@@ -201,9 +201,12 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	bound := p.PositiveDuration("bound")
 	knobs := faultKnobs{horizon: horizon, crashes: p.IntRange("crashes", 0, 1000), permanent: p.IntRange("permanent", 0, 1000),
 		partitions: p.IntRange("partitions", 0, 1000), spikes: p.IntRange("spikes", 0, 1000), skews: p.IntRange("skews", 0, 1000)}
-	for _, err := range []error{perr, verr, eerr, berr} {
+	if perr != nil {
+		return nil, nil, perr
+	}
+	for i, err := range []error{verr, eerr, berr} {
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("parameter %s: %w", []string{"variant", "entering", "bug"}[i], err)
 		}
 	}
 	cfg, err := wl(p, sim.Stream(b.Seed, "workload"))
@@ -396,6 +399,7 @@ func jitter(r *sim.Rand, d time.Duration) time.Duration {
 func dining(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	n := p.IntRange("n", 2, 1000)
 	meals := p.IntRange("meals", 1, 10_000)
+	taskBudget(p, n*meals, "meals", "n × meals")
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -421,6 +425,7 @@ func dining(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 func drinking(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	n := p.IntRange("n", 3, 1000)
 	sessions := p.IntRange("sessions", 1, 10_000)
+	taskBudget(p, n*sessions, "sessions", "n × sessions")
 	maxcap := p.IntRange("maxcap", 1, 1000)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
@@ -477,6 +482,7 @@ func randomJobs(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	maxcap := p.IntRange("maxcap", 1, 1000)
 	jobs := p.IntRange("jobs", 1, 1000)
 	tasks := p.IntRange("tasks", 1, 10_000)
+	taskBudget(p, agents*jobs*tasks, "tasks", "agents × jobs × tasks")
 	rho := p.IntRange("rho", 1, 64)
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
@@ -504,11 +510,24 @@ func jobsConfig(r *sim.Rand, agents, pools, maxcap, jobs, tasks, rho int, exec, 
 	return cfg
 }
 
+// maxTasks bounds the tasks a run's workload holds in all (issue 16 item 4: each size
+// was bounded on its own, and their product ran the process out of memory).
+const maxTasks = 100_000
+
+// taskBudget records an input error on parameter name when a workload would hold
+// total tasks, more than maxTasks; product names the parameters multiplied.
+func taskBudget(p *scenarios.Params, total int, name, product string) {
+	if total > maxTasks {
+		p.Reject(name, fmt.Sprintf("%s at most %d tasks in all (got %d)", product, maxTasks, total))
+	}
+}
+
 // chain: n tasks in a line, task i (agent i) needing pools i and i+1 (single units);
 // every agent repeats its task `meals` times. Pool j is on computer min(j, n-1).
 func chain(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	n := p.IntRange("n", 3, 1000)
 	meals := p.IntRange("meals", 1, 10_000)
+	taskBudget(p, n*meals, "meals", "n × meals")
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()
@@ -532,6 +551,7 @@ func chain(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 func custom(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	agents := p.IntRange("agents", 1, 1000)
 	repeat := p.IntRange("repeat", 1, 10_000)
+	taskBudget(p, len(p.List("tasks"))*repeat, "repeat", "the tasks listed × repeat")
 	exec, think := p.Duration("exec"), p.Duration("think")
 	if p.Err() != nil {
 		return winkowski.Config{}, nil // build reports p.Err()

@@ -313,10 +313,10 @@ func TestBadInputRejected(t *testing.T) {
 		{"winkowski/custom", map[string]string{"pools": "A:0,B:1"}, `pool "A" has capacity 0`},
 		{"winkowski/custom", map[string]string{"pools": "A,B:1"}, `"A" is not name:capacity`},
 		{"winkowski/dining", map[string]string{"k": "3"}, "K=3 must exceed the number of agents (5)"},
-		{"winkowski/dining", map[string]string{"gamma": "0s"}, "Γ must be positive"},
-		{"winkowski/dining", map[string]string{"gamma": "-5ms"}, "Γ must be positive"},
+		{"winkowski/dining", map[string]string{"gamma": "0s"}, `parameter gamma="0s": want a duration from 1ms`},
+		{"winkowski/dining", map[string]string{"gamma": "-5ms"}, `parameter gamma="-5ms": want a duration from 1ms`},
 		{"winkowski/jobs", map[string]string{"protocol": "paxos"}, "want winkowski, ordered or central"},
-		{"winkowski/jobs", map[string]string{"variant": "p9"}, `unknown variant "p9"`},
+		{"winkowski/jobs", map[string]string{"variant": "p9"}, `parameter variant: unknown variant "p9"`},
 		{"winkowski/jobs", map[string]string{"bug": "typo"}, `unknown bug "typo"`},
 		{"winkowski/jobs", map[string]string{"maxcap": "0"}, "maxcap"},
 	} {
