@@ -43,7 +43,7 @@ func extremes(def string, edge bool) []string {
 // within runs f on its own goroutine and reports whether it returned within d, and
 // the bytes allocated meanwhile (a call that timed out keeps running and inflates the
 // next measurements, but the test has failed by then).
-func within(d time.Duration, f func() error) (err error, done bool, alloc uint64) {
+func within(d time.Duration, f func() error) (done bool, alloc uint64, err error) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	ch := make(chan error, 1)
@@ -51,9 +51,9 @@ func within(d time.Duration, f func() error) (err error, done bool, alloc uint64
 	select {
 	case err = <-ch:
 		runtime.ReadMemStats(&after)
-		return err, true, after.TotalAlloc - before.TotalAlloc
+		return true, after.TotalAlloc - before.TotalAlloc, err
 	case <-time.After(d):
-		return nil, false, 0
+		return false, 0, nil
 	}
 }
 
@@ -88,7 +88,7 @@ func TestParameterExtremes(t *testing.T) {
 				what := fmt.Sprintf("simrun run %s -p %s=%s", sc.Name, d.Name, v)
 				judged++
 				if sc.Experiment != nil {
-					err, done, _ := within(10*time.Second, func() error {
+					done, _, err := within(10*time.Second, func() error {
 						ps, err := scenarios.NewParams(sc.Params, map[string]string{d.Name: v})
 						if err != nil {
 							return &scenarios.InputError{Err: err}
@@ -109,7 +109,7 @@ func TestParameterExtremes(t *testing.T) {
 					}
 					continue
 				}
-				err, done, alloc := within(10*time.Second, func() error {
+				done, alloc, err := within(10*time.Second, func() error {
 					_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: map[string]string{d.Name: v}})
 					return err
 				})
@@ -129,7 +129,7 @@ func TestParameterExtremes(t *testing.T) {
 			for _, v := range extremes(d.Default, true) {
 				what := fmt.Sprintf("simrun check %s -p %s=%s", m.Name, d.Name, v)
 				judged++
-				err, done, alloc := within(10*time.Second, func() error {
+				done, alloc, err := within(10*time.Second, func() error {
 					ps, err := model.NewParams(m.Params, map[string]string{d.Name: v})
 					if err != nil {
 						return &scenarios.InputError{Err: err}
@@ -204,7 +204,7 @@ func TestInputsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err, done, _ := within(10*time.Second, func() error {
+		done, _, err := within(10*time.Second, func() error {
 			if sc.Experiment == nil {
 				_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: c.params})
 				return err
