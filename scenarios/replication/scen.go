@@ -183,7 +183,7 @@ var kinds = []kind{
 			}
 			return p, nil
 		}},
-	{name: "swarm", help: "drawn from the seed: passive or active, 2-5 replicas, 1-3 registries, 1-3 clients, and crashes of a minority of replicas and of registries at a time (the thesis' fault model: crash faults, reliable links)", suite: true,
+	{name: "swarm", help: "drawn from the seed: passive or active, 2-5 replicas, 1-3 registries, 1-3 clients (half the seeds with a think time between calls), and crashes of a minority of replicas and of registries at a time (the thesis' fault model: crash faults, reliable links)", suite: true,
 		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
 			g := kvGroup(d)
 			l := faults.DefaultParams(3 * time.Second)
@@ -290,6 +290,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	}
 	active := mode == "active" || k.name == "active-sequencer-crash"
 	var notes []string
+	var think time.Duration
 	if k.name == "minority-crash" {
 		r := sim.Stream(b.Seed, "rp-minority-shape")
 		active = r.Float64() < 0.5
@@ -303,6 +304,13 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		nr, ng, nc = int(r.Int64Range(2, 5)), int(r.Int64Range(1, 3)), int(r.Int64Range(1, 3))
 		mode = map[bool]string{false: "passive", true: "active"}[active]
 		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries, %d clients", mode, nr, ng, nc))
+		// Half the seeds' clients pause between calls (10-150 ms), so their requests
+		// go on through the crashes (3 s of them) instead of ending in the first half
+		// second: failovers then race with requests in flight.
+		if t := sim.Stream(b.Seed, "rp-swarm-think"); t.Float64() < 0.5 {
+			think = time.Duration(t.Int64Range(int64(10*time.Millisecond), int64(150*time.Millisecond)))
+			notes = append(notes, fmt.Sprintf("clients think %v between calls", think))
+		}
 	}
 	d := newDeployment(period, lease, pol)
 	d.notify = notify
@@ -315,7 +323,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	}
 	g := d.replicas("worklist", active, reps...)
 	for i := 1; i <= nc; i++ {
-		d.client(fmt.Sprintf("c%d", i), g, kvOps(b.Seed, i, ops), retry, 0, true)
+		d.client(fmt.Sprintf("c%d", i), g, kvOps(b.Seed, i, ops), retry, think, true)
 	}
 	plan, err := b.FaultPlan(func() (faults.Plan, error) { return k.plan(b, d) })
 	if err != nil {
