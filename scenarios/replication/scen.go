@@ -107,7 +107,7 @@ var kinds = []kind{
 		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
 			return faults.Plan{Events: []faults.Event{{At: faults.Duration(200 * time.Millisecond), Kind: "crash", Node: d.regNames[0]}}}, nil
 		}},
-	{name: "active-sequencer-crash", help: "active replication (RP-3): the sequencer crashes at 800ms and restarts 700ms later, and the new one at 2.5s: each time the next minimum ID gathers the order and takes over (a new epoch)", suite: true, plan: noFaults, think: 150 * time.Millisecond,
+	{name: "active-sequencer-crash", help: "active replication (RP-3): the sequencer crashes at 800ms and restarts 700ms later, and the new one at 2.5s: each time the next minimum ID gathers the order and takes over (a new epoch); the clients pause 150ms between calls, so requests race each view change", suite: true, plan: noFaults, think: 150 * time.Millisecond,
 		trig: func(_ uint64, d *deployment) []*trigger {
 			seq := func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, kvGroup(d))} }
 			return []*trigger{
@@ -316,11 +316,14 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	if mode != "passive" && mode != "active" {
 		return nil, fmt.Errorf("parameter mode=%q: want passive or active", mode)
 	}
+	var notes []string
 	active := mode == "active" || strings.HasPrefix(k.name, "active-")
 	if k.name == "active-follower-return" {
 		nr = 5
 	}
-	var notes []string
+	if strings.HasPrefix(k.name, "active-") {
+		notes = append(notes, fmt.Sprintf("active replication, %d replicas", nr))
+	}
 	think := k.think
 	if k.name == "minority-crash" {
 		r := sim.Stream(b.Seed, "rp-minority-shape")
