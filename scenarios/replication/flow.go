@@ -190,7 +190,8 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	s := e.setup(bound, until)
 	s.Properties = append(s.Properties,
 		scenarios.Bounded("RP-P1 every instance completes", bound, e.instances),
-		checker.Property{Name: "RP-P1 every task once", Class: checker.Safety, NeedsCompleteRun: true, Check: e.tasksOnce})
+		checker.Property{Name: "RP-P1 every task once", Class: checker.Safety, NeedsCompleteRun: true, Check: e.tasksOnce},
+		checker.Property{Name: "RP-4 one call per step and primary term", Class: checker.Safety, Check: e.callsOnce})
 	s.Workload = func(kk *sim.Kernel) {
 		for _, c := range d.clients {
 			kk.Inject(sim.Time(100*time.Millisecond), c.node, rp.Go{})
@@ -257,6 +258,38 @@ func (e *env) tasksOnce(r *checker.Run) error {
 		}
 	}
 	r.Note(fmt.Sprintf("%d completed instances checked, %d task runs repeated before they were replicated", n, again))
+	return nil
+}
+
+// callsOnce (RP-4, §4.4 step 1): the primary predecessor requests a transition from
+// the primary successor once, and a task makes each of its calls once; an unanswered
+// request is re-sent to the primary found anew (§4.5.2), as the same call. So within
+// one primary term of a replica (from its becoming primary to its next role change;
+// a crash ends it too, and a restarted replica is a backup until it becomes primary
+// again) each transition and each side call of an instance's hop is started at most
+// once. (A repeat is answered from the callee's duplicate table, so RP-P1 does not
+// see it: it is a step made twice by the same primary.)
+func (e *env) callsOnce(r *checker.Run) error {
+	term := map[sim.NodeID]int{}
+	seen := map[string]bool{}
+	n := 0
+	for _, o := range r.History() {
+		switch v := o.Value.(type) {
+		case rp.Role:
+			term[o.Node]++
+		case rp.Task:
+			if o.Kind != rp.ObsSideCall && o.Kind != rp.ObsTransition {
+				continue
+			}
+			n++
+			k := fmt.Sprintf("%d/%d %s %s#%d %s", o.Node, term[o.Node], o.Kind, v.Inst, v.Hop, v.To)
+			if seen[k] {
+				return fmt.Errorf("%s's primary %s started %s of %s at hop %d (%s → %s) twice in one term (at %v)", v.Group, r.Final[o.Node].Name, o.Kind, v.Inst, v.Hop, v.Name, v.To, o.Time)
+			}
+			seen[k] = true
+		}
+	}
+	r.Note(fmt.Sprintf("%d calls and transitions checked, none exempt", n))
 	return nil
 }
 

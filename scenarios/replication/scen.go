@@ -7,6 +7,7 @@ package rpscen
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
@@ -47,6 +48,8 @@ type kind struct {
 	// plan draws the fault plan; trig adds triggered crashes.
 	plan func(b *scenarios.Build, d *deployment) (faults.Plan, error)
 	trig func(seed uint64, d *deployment) []*trigger
+	// think is the clients' pause between calls (0: none).
+	think time.Duration
 }
 
 func noFaults(*scenarios.Build, *deployment) (faults.Plan, error) { return faults.Plan{}, nil }
@@ -104,12 +107,37 @@ var kinds = []kind{
 		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
 			return faults.Plan{Events: []faults.Event{{At: faults.Duration(200 * time.Millisecond), Kind: "crash", Node: d.regNames[0]}}}, nil
 		}},
-	{name: "active-sequencer-crash", help: "active replication (RP-3): the sequencer crashes at 800ms and restarts 700ms later, and the new one at 2.5s: each time the next minimum ID gathers the order and takes over (a new epoch)", suite: true, plan: noFaults,
+	{name: "active-sequencer-crash", help: "active replication (RP-3): the sequencer crashes at 800ms and restarts 700ms later, and the new one at 2.5s: each time the next minimum ID gathers the order and takes over (a new epoch); the clients pause 150ms between calls, so requests race each view change", suite: true, plan: noFaults, think: 150 * time.Millisecond,
 		trig: func(_ uint64, d *deployment) []*trigger {
 			seq := func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, kvGroup(d))} }
 			return []*trigger{
 				{label: "-", what: "the sequencer", at: sim.Time(800 * time.Millisecond), restart: 700 * time.Millisecond, groups: []string{"worklist"}, victims: seq},
 				{label: "-", what: "the sequencer", at: sim.Time(2500 * time.Millisecond), restart: 700 * time.Millisecond, groups: []string{"worklist"}, victims: seq},
+			}
+		}},
+	{name: "active-follower-return", help: "active replication (RP-3), 5 replicas: a follower that is not next in line crashes, then the sequencer for good, and the follower returns after the view change (times drawn from the seed): it catches up from the new sequencer and joins its epoch while the clients go on calling", suite: true, plan: noFaults, think: 100 * time.Millisecond,
+		trig: func(seed uint64, d *deployment) []*trigger {
+			r := sim.Stream(seed, "rp-follower-return")
+			t0 := 500*time.Millisecond + time.Duration(r.Int64Range(0, int64(200*time.Millisecond)))
+			t1 := t0 + time.Duration(r.Int64Range(int64(50*time.Millisecond), int64(300*time.Millisecond)))
+			back := t1 - t0 + d.lease + time.Duration(r.Int64Range(int64(200*time.Millisecond), int64(800*time.Millisecond)))
+			g := kvGroup(d)
+			// last: the up follower with the greatest registration ID (never the next
+			// sequencer)
+			last := func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID {
+				best := sim.NodeID(-1)
+				var hi rp.RegID
+				for _, n := range g.members {
+					if a, ok := k.NodeState(n).(*rp.ActiveReplica); ok && k.Up(n) && !a.S.IsSeq && (best < 0 || hi.Less(a.S.ID)) {
+						best, hi = n, a.S.ID
+					}
+				}
+				return []sim.NodeID{best}
+			}
+			return []*trigger{
+				{label: "-", what: "a follower", at: sim.Time(t0), restart: back, groups: []string{"worklist"}, victims: last},
+				{label: "-", what: "the sequencer", at: sim.Time(t1), groups: []string{"worklist"},
+					victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, g)} }},
 			}
 		}},
 	{name: "minority-crash", help: "two of five replicas crash for good: the primary (or sequencer), then a replica the one taking over is waiting for, while the clients call (1 or 2 registries, passive or active, drawn from the seed in place of -p replicas, registries and mode): it must stop waiting once the registries drop the crashed one", suite: true, plan: noFaults,
@@ -183,7 +211,7 @@ var kinds = []kind{
 			}
 			return p, nil
 		}},
-	{name: "swarm", help: "drawn from the seed: passive or active, 2-5 replicas, 1-3 registries, 1-3 clients, and crashes of a minority of replicas and of registries at a time (the thesis' fault model: crash faults, reliable links)", suite: true,
+	{name: "swarm", help: "drawn from the seed: passive or active, 2-5 replicas, 1-3 registries, 1-3 clients (half the seeds with a think time between calls), and crashes of a minority of replicas and of registries at a time (the thesis' fault model: crash faults, reliable links)", suite: true,
 		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
 			g := kvGroup(d)
 			l := faults.DefaultParams(3 * time.Second)
@@ -288,8 +316,15 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	if mode != "passive" && mode != "active" {
 		return nil, fmt.Errorf("parameter mode=%q: want passive or active", mode)
 	}
-	active := mode == "active" || k.name == "active-sequencer-crash"
 	var notes []string
+	active := mode == "active" || strings.HasPrefix(k.name, "active-")
+	if k.name == "active-follower-return" {
+		nr = 5
+	}
+	if strings.HasPrefix(k.name, "active-") {
+		notes = append(notes, fmt.Sprintf("active replication, %d replicas", nr))
+	}
+	think := k.think
 	if k.name == "minority-crash" {
 		r := sim.Stream(b.Seed, "rp-minority-shape")
 		active = r.Float64() < 0.5
@@ -303,6 +338,13 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		nr, ng, nc = int(r.Int64Range(2, 5)), int(r.Int64Range(1, 3)), int(r.Int64Range(1, 3))
 		mode = map[bool]string{false: "passive", true: "active"}[active]
 		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries, %d clients", mode, nr, ng, nc))
+		// Half the seeds' clients pause between calls (10-150 ms), so their requests
+		// go on through the crashes (3 s of them) instead of ending in the first half
+		// second: failovers then race with requests in flight.
+		if t := sim.Stream(b.Seed, "rp-swarm-think"); t.Float64() < 0.5 {
+			think = time.Duration(t.Int64Range(int64(10*time.Millisecond), int64(150*time.Millisecond)))
+			notes = append(notes, fmt.Sprintf("clients think %v between calls", think))
+		}
 	}
 	d := newDeployment(period, lease, pol)
 	d.notify = notify
@@ -315,7 +357,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	}
 	g := d.replicas("worklist", active, reps...)
 	for i := 1; i <= nc; i++ {
-		d.client(fmt.Sprintf("c%d", i), g, kvOps(b.Seed, i, ops), retry, 0, true)
+		d.client(fmt.Sprintf("c%d", i), g, kvOps(b.Seed, i, ops), retry, think, true)
 	}
 	plan, err := b.FaultPlan(func() (faults.Plan, error) { return k.plan(b, d) })
 	if err != nil {
