@@ -366,6 +366,10 @@ type Runtime struct {
 	// deadlines with it).
 	LastNow sim.Time
 
+	// Deadline queues (timerq.go): derived from Exports and Imports, cloned but not
+	// encoded.
+	exportQ, importQ, rtoQ tq
+
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
 	now      sim.Time
@@ -408,6 +412,9 @@ func (rt *Runtime) finish() {
 	}
 	rt.releases = nil
 	lease, rto := rt.nextTimers()
+	if checkTimers {
+		rt.checkTimerQueues(lease, rto)
+	}
 	rt.arm("lease", lease, &rt.LeaseT)
 	rt.arm("rto", rto, &rt.RtoT)
 	rt.arm("silence", rt.nextSilence(), &rt.SilenceT)
@@ -452,6 +459,7 @@ func (rt *Runtime) init(self sim.NodeID, boot uint32) {
 	rt.Tombs = map[RefID]Tomb{}
 	rt.TombOrder = nil
 	rt.Futures = map[int64]*FutureRec{}
+	rt.exportQ, rt.importQ, rt.rtoQ = nil, nil, nil
 	rt.Peers = rt.Peers[:0]
 	for _, p := range rt.Cfg.Peers {
 		if p == self {
@@ -671,26 +679,62 @@ func (rt *Runtime) timeout(id sim.TimerID) {
 }
 
 // nextTimers returns the earliest lease deadline of either side and the earliest
-// retransmission time, in one pass over the imports (finish runs after every input).
+// retransmission time (finish runs after every input), from the deadline queues.
 func (rt *Runtime) nextTimers() (lease, rto armed) {
-	for _, ex := range rt.Exports {
-		if ex.Pattern != nil && ex.Ended == Live {
-			lease.earliest(rt.expiry(ex))
-		}
+	if e, ok := rt.exportQ.top(rt.exportLive); ok {
+		lease.earliest(e.At)
 	}
 	if len(rt.TombOrder) > 0 {
 		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
 	}
-	frozen := rt.Cfg.Broken.ClientNeverExpires
-	for _, im := range rt.Imports {
-		if !im.ID.Far() && !(frozen && rt.clientFrozen(im)) {
-			lease.earliest(im.Deadline)
+	if rt.Cfg.Broken.ClientNeverExpires {
+		// Broken variant only: a holder's timer stops while its grantor counts as
+		// disconnected, which no queue entry follows: scan.
+		for _, im := range rt.Imports {
+			if !im.ID.Far() && !rt.clientFrozen(im) {
+				lease.earliest(im.Deadline)
+			}
 		}
-		if im.RtoOn {
-			rto.earliest(im.RtoAt)
+	} else if e, ok := rt.importQ.top(rt.importLive); ok {
+		lease.earliest(e.At)
+	}
+	if e, ok := rt.rtoQ.top(rt.rtoLive); ok {
+		rto.earliest(e.At)
+	}
+	sides := len(rt.Exports) + len(rt.Imports)
+	rt.exportQ.compact(sides, rt.exportLive)
+	rt.importQ.compact(sides, rt.importLive)
+	rt.rtoQ.compact(sides, rt.rtoLive)
+	return lease, rto
+}
+
+// checkTimers makes finish compare the queues with a scan of every side (set by the
+// package's tests).
+var checkTimers bool
+
+// checkTimerQueues panics unless the queues found what a scan of every export and
+// import finds.
+func (rt *Runtime) checkTimerQueues(lease, rto armed) {
+	var wl, wr armed
+	for _, ex := range rt.Exports {
+		if ex.Pattern != nil && ex.Ended == Live {
+			wl.earliest(rt.expiry(ex))
 		}
 	}
-	return lease, rto
+	if len(rt.TombOrder) > 0 {
+		wl.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	}
+	for _, im := range rt.Imports {
+		if !im.ID.Far() && !rt.clientFrozen(im) {
+			wl.earliest(im.Deadline)
+		}
+		if im.RtoOn {
+			wr.earliest(im.RtoAt)
+		}
+	}
+	if lease != wl || rto != wr {
+		panic(fmt.Sprintf("leasing: timer queues found lease %+v, rto %+v; a scan finds %+v, %+v", lease, rto, wl, wr))
+	}
 }
 
 // clientFrozen is the broken variant whose holder timer stops while disconnected.
@@ -704,23 +748,20 @@ func (rt *Runtime) expireDue() {
 		delete(rt.Tombs, rt.TombOrder[0]) // the holder's side has ended by now anyway
 		rt.TombOrder = rt.TombOrder[1:]
 	}
-	var due []RefID
-	for id, ex := range rt.Exports {
-		if ex.Pattern != nil && ex.Ended == Live && rt.now >= rt.expiry(ex) {
-			due = append(due, id)
-		}
-	}
-	slices.SortFunc(due, RefID.Compare)
-	for _, id := range due {
+	for _, id := range rt.exportQ.due(rt.now, rt.exportLive) {
 		rt.endExport(id, Expired, "timer")
 	}
-	due = due[:0]
-	for id, im := range rt.Imports {
-		if !id.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
-			due = append(due, id)
+	var due []RefID
+	if rt.Cfg.Broken.ClientNeverExpires {
+		for id, im := range rt.Imports { // broken variant only (see nextTimers)
+			if !id.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
+				due = append(due, id)
+			}
 		}
+		slices.SortFunc(due, RefID.Compare)
+	} else {
+		due = rt.importQ.due(rt.now, rt.importLive)
 	}
-	slices.SortFunc(due, RefID.Compare)
 	for _, id := range due {
 		rt.endImport(id, Expired, "timer")
 	}
@@ -824,6 +865,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	ex.Expected++
 	if ex.Ended != Live && rt.Cfg.Broken.AcceptAfterExpiry { // broken variant only: revive the expired lease
 		ex.Ended = Live
+		rt.schedExport(ex)
 	}
 	rt.inCall, rt.callEnd = id, Live
 	switch c.Op {
@@ -946,7 +988,7 @@ func (rt *Runtime) onAck(a Ack) {
 	if len(im.Buf) == 0 {
 		im.RtoOn = false
 	} else {
-		im.RtoAt, im.RtoOn = rt.now.Add(rt.Cfg.rto()), true
+		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 	if im.Revoking {
 		if len(im.Buf) == 0 || a.End != Live {
@@ -968,6 +1010,7 @@ func (rt *Runtime) onAck(a Ack) {
 			// LS-2: the holder's timer follows the grantor's remaining time, from the
 			// newest information only (a late duplicate of an older ack is ignored).
 			im.Deadline, im.Until = rt.now.Add(rt.holderLeft(a.Left)), a.Until
+			rt.schedImport(im)
 		}
 	}
 }
@@ -975,14 +1018,7 @@ func (rt *Runtime) onAck(a Ack) {
 // ---- sending ----
 
 func (rt *Runtime) retransmitDue() {
-	var due []RefID
-	for id, im := range rt.Imports {
-		if im.RtoOn && rt.now >= im.RtoAt {
-			due = append(due, id)
-		}
-	}
-	slices.SortFunc(due, RefID.Compare)
-	for _, id := range due {
+	for _, id := range rt.rtoQ.due(rt.now, rt.rtoLive) {
 		im := rt.Imports[id]
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
@@ -991,7 +1027,7 @@ func (rt *Runtime) retransmitDue() {
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
-		im.RtoAt = rt.now.Add(rt.Cfg.rto())
+		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 }
 
@@ -1009,7 +1045,7 @@ func (rt *Runtime) flushTo(peer sim.NodeID) {
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
-		im.RtoAt, im.RtoOn = rt.now.Add(rt.Cfg.rto()), true
+		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 }
 
@@ -1090,7 +1126,7 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 	if connected {
 		rt.transmit(im, c)
 		if !im.RtoOn {
-			im.RtoAt, im.RtoOn = rt.now.Add(rt.Cfg.rto()), true
+			rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 		}
 	}
 }
@@ -1116,6 +1152,7 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	}
 	im := &Import{ID: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Deadline: rt.now.Add(rt.holderLeft(p.Left)), Until: p.Until}
 	rt.Imports[id] = im
+	rt.schedImport(im)
 	rt.out.Observe(KindResolve, ObsResolve{Lease: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Left: p.Left, At: rt.now, Deadline: im.Deadline})
 	return id
 }

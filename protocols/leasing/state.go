@@ -55,6 +55,7 @@ func (rt *Runtime) clone() Runtime {
 		c.Futures[k] = &f
 	}
 	c.Async = slices.Clone(rt.Async)
+	c.exportQ, c.importQ, c.rtoQ = slices.Clone(rt.exportQ), slices.Clone(rt.importQ), slices.Clone(rt.rtoQ)
 	c.releases = nil
 	return c
 }
