@@ -15,9 +15,12 @@ import (
 // and shared by every property of that run.
 type index struct {
 	r *checker.Run
-	// by holds each lease's (and each reference's) observations: one map lookup per
-	// observation and per lease a property visits (see lease).
-	by      map[ls.RefID]*leaseObs
+	// by finds each lease's (and each reference's) observations in obs: one map
+	// lookup per observation and per lease a property visits (see lease).
+	by      map[ls.RefID]int32
+	obs     []leaseObs
+	lastID  ls.RefID // lease's last answer
+	last    *leaseObs
 	fcalls  map[futKey]obsOf[ls.ObsFuture]
 	fdone   map[futKey][]obsOf[ls.ObsFuture]
 	perrors []obsOf[ls.ObsPatternError]
@@ -60,12 +63,19 @@ func newLeaseObs() *leaseObs {
 	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: obsOf[ls.ObsResolve]{Observation: noObservation}}
 }
 
-// lease returns the observations of a lease or reference (never nil; read only).
+// lease returns the observations of a lease or reference (never nil; read only). The
+// properties ask for one lease several times in a row: the last answer is kept (the
+// properties of a run are checked one after another, never concurrently).
 func (x *index) lease(id ls.RefID) *leaseObs {
-	if l := x.by[id]; l != nil {
-		return l
+	if x.last != nil && id == x.lastID {
+		return x.last
 	}
-	return noObs
+	l := noObs
+	if s, ok := x.by[id]; ok {
+		l = &x.obs[s]
+	}
+	x.lastID, x.last = id, l
+	return l
 }
 
 // sideIdx indexes leaseObs's per-side lists.
@@ -93,82 +103,118 @@ type futKey struct {
 	Boot uint32
 }
 
+// The lists of a leaseObs an observation goes to (buildIndex's first pass records it,
+// the second fills the lists, each allocated once at its final length).
+const (
+	listNone = iota
+	listEnd  // + sideIdx
+	_
+	listListen // + sideIdx
+	_
+	listFired // + sideIdx
+	_
+	listSend
+	listRecv
+	listDrop
+	listForward
+	listRenew
+	nLists
+)
+
+// buildIndex indexes a run's history in two passes: the first finds each
+// observation's lease and list and does everything else (grants, periods, futures,
+// peers), the second fills the per-lease lists, cut from one array per kind of
+// observation.
 func buildIndex(r *checker.Run) *index {
 	x := &index{
 		r:      r,
-		by:     map[ls.RefID]*leaseObs{},
 		fcalls: map[futKey]obsOf[ls.ObsFuture]{},
 		fdone:  map[futKey][]obsOf[ls.ObsFuture]{},
 		ups:    map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
 	}
-	get := func(id ls.RefID) *leaseObs {
-		l := x.by[id]
-		if l == nil {
-			l = newLeaseObs()
-			x.by[id] = l
+	h := r.History()
+	// A swarm run has a lease for every dozen observations or so: room for a few more
+	// spares the growth (copying leaseObs values and rehashing).
+	hint := len(h)/8 + 16
+	slots := make(map[ls.RefID]int32, hint)
+	x.by = slots
+	obs := make([]leaseObs, 0, hint)
+	counts := make([][nLists]int32, 0, hint)
+	var total [nLists]int
+	// where[i] is observation i's lease slot << 4 | list, 0 for none.
+	where := make([]uint32, len(h))
+	get := func(id ls.RefID) int32 {
+		s, ok := slots[id]
+		if !ok {
+			s = int32(len(obs))
+			slots[id] = s
+			obs = append(obs, leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: obsOf[ls.ObsResolve]{Observation: noObservation}})
+			counts = append(counts, [nLists]int32{})
 		}
-		return l
+		return s
 	}
-	ref := func(id ls.RefID, l *leaseObs) {
-		if !l.seen {
+	put := func(i int, s int32, list int) {
+		where[i] = uint32(s)<<4 | uint32(list)
+		counts[s][list]++
+		total[list]++
+	}
+	ref := func(id ls.RefID, s int32) {
+		if l := &obs[s]; !l.seen {
 			l.seen = true
 			x.refs = append(x.refs, id)
 		}
 	}
-	h := r.History()
 	for i := range h {
 		o := &h[i]
 		switch v := o.Value.(type) {
 		case ls.ObsGrant:
-			l := get(v.Lease)
+			s := get(v.Lease)
+			l := &obs[s]
 			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
 		case ls.ObsResolve:
-			l := get(v.Lease)
+			s := get(v.Lease)
+			l := &obs[s]
 			l.resolve, l.resolved = obsOf[ls.ObsResolve]{o, v}, true
 		case ls.ObsEnd:
-			l := get(v.Lease)
-			i := sideIdx(v.Side)
-			l.ends[i] = append(l.ends[i], obsOf[ls.ObsEnd]{o, v})
-			if !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
+			s := get(v.Lease)
+			put(i, s, listEnd+sideIdx(v.Side))
+			if l := &obs[s]; !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
 				// A client-side expire (LS-2) abandons the lease on purpose like
 				// KindIdle: the grantor's side ends by its own timer.
 				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsListener:
-			l := get(v.Lease)
-			i := sideIdx(v.Side)
+			s := get(v.Lease)
 			if o.Kind == ls.KindListen {
-				l.listens[i] = append(l.listens[i], v.Tag)
+				put(i, s, listListen+sideIdx(v.Side))
 			} else {
-				l.fired[i] = append(l.fired[i], obsOf[ls.ObsListener]{o, v})
+				put(i, s, listFired+sideIdx(v.Side))
 			}
 		case ls.ObsSend:
-			l := get(v.Ref)
-			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, v})
-			ref(v.Ref, l)
+			s := get(v.Ref)
+			put(i, s, listSend)
+			ref(v.Ref, s)
 			if v.Op == ls.OpRenew {
 				x.maxTerm = max(x.maxTerm, v.D)
-				l.period = max(l.period, v.D)
+				obs[s].period = max(obs[s].period, v.D)
 			}
 		case ls.ObsRecv:
-			l := get(v.Ref)
-			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, v})
-			ref(v.Ref, l)
+			s := get(v.Ref)
+			put(i, s, listRecv)
+			ref(v.Ref, s)
 		case ls.ObsDrop:
-			l := get(v.Ref)
-			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, v})
+			put(i, get(v.Ref), listDrop)
 		case ls.ObsForward:
-			l := get(v.Ref)
-			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, v})
+			put(i, get(v.Ref), listForward)
 		case ls.ObsRenew:
-			l := get(v.Lease)
-			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, v})
+			s := get(v.Lease)
+			put(i, s, listRenew)
 			if v.Ok {
 				x.maxTerm = max(x.maxTerm, v.D)
-				l.period = max(l.period, v.D)
+				obs[s].period = max(obs[s].period, v.D)
 			}
 		case ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
@@ -179,7 +225,7 @@ func buildIndex(r *checker.Run) *index {
 				x.fdone[k] = append(x.fdone[k], obsOf[ls.ObsFuture]{o, v})
 			}
 		case ls.ObsIdle:
-			if l := get(v.Lease); !l.idled {
+			if l := &obs[get(v.Lease)]; !l.idled {
 				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsPatternError:
@@ -191,7 +237,64 @@ func buildIndex(r *checker.Run) *index {
 			}
 		}
 	}
+	// Each list gets its exact length, cut from one array per kind.
+	ends := make([]obsOf[ls.ObsEnd], 0, total[listEnd]+total[listEnd+1])
+	fired := make([]obsOf[ls.ObsListener], 0, total[listFired]+total[listFired+1])
+	listens := make([]string, 0, total[listListen]+total[listListen+1])
+	sends := make([]obsOf[ls.ObsSend], 0, total[listSend])
+	recvs := make([]obsOf[ls.ObsRecv], 0, total[listRecv])
+	drops := make([]obsOf[ls.ObsDrop], 0, total[listDrop])
+	forwards := make([]obsOf[ls.ObsForward], 0, total[listForward])
+	renews := make([]obsOf[ls.ObsRenew], 0, total[listRenew])
+	for s := range obs {
+		l, c := &obs[s], &counts[s]
+		for k := range 2 {
+			l.ends[k], ends = cut(ends, c[listEnd+k])
+			l.fired[k], fired = cut(fired, c[listFired+k])
+			l.listens[k], listens = cut(listens, c[listListen+k])
+		}
+		l.sends, sends = cut(sends, c[listSend])
+		l.recvs, recvs = cut(recvs, c[listRecv])
+		l.drops, drops = cut(drops, c[listDrop])
+		l.forwards, forwards = cut(forwards, c[listForward])
+		l.renews, renews = cut(renews, c[listRenew])
+	}
+	for i, w := range where {
+		if w == 0 {
+			continue
+		}
+		o := &h[i]
+		l := &obs[w>>4]
+		switch list := int(w & 15); list {
+		case listEnd, listEnd + 1:
+			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(ls.ObsEnd)})
+		case listListen, listListen + 1:
+			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(ls.ObsListener).Tag)
+		case listFired, listFired + 1:
+			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, o.Value.(ls.ObsListener)})
+		case listSend:
+			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, o.Value.(ls.ObsSend)})
+		case listRecv:
+			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, o.Value.(ls.ObsRecv)})
+		case listDrop:
+			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, o.Value.(ls.ObsDrop)})
+		case listForward:
+			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, o.Value.(ls.ObsForward)})
+		case listRenew:
+			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(ls.ObsRenew)})
+		}
+	}
+	x.obs = obs
 	return x
+}
+
+// cut takes the next n elements' room from a (length 0, capacity n) and returns it and
+// the rest.
+func cut[T any](a []T, n int32) ([]T, []T) {
+	if n == 0 {
+		return nil, a
+	}
+	return a[:0:n], a[n:n]
 }
 
 // lazyIndex builds the index on first use; the properties of one run share it.

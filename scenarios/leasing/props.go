@@ -250,10 +250,11 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 	for _, id := range x.leases {
 		g := x.lease(id).grant
 		end := int64(math.MaxInt64)
-		var how string
-		if se, ok := x.firstEnd(id, ls.Server); ok {
-			end, how = se.Index, fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time)
+		se, ended := x.firstEnd(id, ls.Server)
+		if ended {
+			end = se.Index
 		}
+		how := func() string { return fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time) } // for an error only
 		dl := g.Local.Add(g.V.Term)
 		l := x.lease(id)
 		renews, recvs, fwds := l.renews, l.recvs, l.forwards
@@ -282,7 +283,7 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 						id, rv.V.Seq, rv.V.Op, rv.V.Method, rv.Local, dl, g.Local, g.V.Term, rv.V.Deadline)
 				}
 				if rv.Index > end {
-					return fmt.Errorf("lease %s: message #%d accepted at %v after the lease %s", id, rv.V.Seq, rv.Time, how)
+					return fmt.Errorf("lease %s: message #%d accepted at %v after the lease %s", id, rv.V.Seq, rv.Time, how())
 				}
 				continue
 			}
@@ -292,7 +293,7 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 				return fmt.Errorf("lease %s: the service processed %s#%d at local %v, at or after the deadline %v", id, f.V.Method, f.V.Seq, f.Local, min(dl, f.V.Deadline))
 			}
 			if f.Index > end {
-				return fmt.Errorf("lease %s: the service processed %s#%d at %v after the lease %s", id, f.V.Method, f.V.Seq, f.Time, how)
+				return fmt.Errorf("lease %s: the service processed %s#%d at %v after the lease %s", id, f.V.Method, f.V.Seq, f.Time, how())
 			}
 		}
 	}
