@@ -125,7 +125,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: ref, Side: Client, How: Revoked, Object: im.Object}, false)
 	}
 	if len(im.Buf) == 0 {
-		delete(rt.Imports, ref) // NoBuffer variant while disconnected: nothing to deliver
+		rt.dropImport(ref) // NoBuffer variant while disconnected: nothing to deliver
 	}
 	return nil
 }

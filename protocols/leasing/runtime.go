@@ -194,6 +194,8 @@ type Export struct {
 	Listeners []string
 	// Ended is only ever set by the broken variant that keeps expired leases.
 	Ended End
+
+	gone bool // removed from Exports (the deadline queue's entries for it are stale)
 }
 
 // Tomb is what the grantor keeps of a lease it revoked or expired explicitly, until
@@ -234,6 +236,8 @@ type Import struct {
 	// runs.
 	Revoking  bool
 	Listeners []string
+
+	gone bool // removed from Imports (the deadline queues' entries for it are stale)
 }
 
 // Peer is the discovery layer's view of one peer.
@@ -366,9 +370,10 @@ type Runtime struct {
 	// deadlines with it).
 	LastNow sim.Time
 
-	// Deadline queues (timerq.go): derived from Exports and Imports, cloned but not
-	// encoded.
+	// Deadline queues (timerq.go): derived from Exports and Imports, not encoded.
+	// A copy (Clone, the model checker's: one per step) has none and scans instead.
 	exportQ, importQ, rtoQ tq
+	scan                   bool
 
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
@@ -412,7 +417,7 @@ func (rt *Runtime) finish() {
 	}
 	rt.releases = nil
 	lease, rto := rt.nextTimers()
-	if checkTimers {
+	if checkTimers && !rt.scan {
 		rt.checkTimerQueues(lease, rto)
 	}
 	rt.arm("lease", lease, &rt.LeaseT)
@@ -617,12 +622,12 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 func (rt *Runtime) peerRebooted(peer sim.NodeID, old uint32) {
 	for _, id := range sortedKeys(rt.Imports) {
 		if id.Far() && id.Grantor == peer && id.GBoot == old {
-			delete(rt.Imports, id)
+			rt.dropImport(id)
 		}
 	}
 	for _, id := range sortedKeys(rt.Exports) {
 		if id.Far() && id.Holder == peer && id.HBoot == old {
-			delete(rt.Exports, id)
+			rt.dropExport(id)
 		}
 	}
 }
@@ -681,6 +686,9 @@ func (rt *Runtime) timeout(id sim.TimerID) {
 // nextTimers returns the earliest lease deadline of either side and the earliest
 // retransmission time (finish runs after every input), from the deadline queues.
 func (rt *Runtime) nextTimers() (lease, rto armed) {
+	if rt.scan {
+		return rt.scanTimers()
+	}
 	if e, ok := rt.exportQ.top(rt.exportLive); ok {
 		lease.earliest(e.At)
 	}
@@ -708,6 +716,28 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 	return lease, rto
 }
 
+// scanTimers is nextTimers by a pass over every side: for a copy of the runtime (see
+// scan), and the reference the tests hold the queues to.
+func (rt *Runtime) scanTimers() (lease, rto armed) {
+	for _, ex := range rt.Exports {
+		if ex.Pattern != nil && ex.Ended == Live {
+			lease.earliest(rt.expiry(ex))
+		}
+	}
+	if len(rt.TombOrder) > 0 {
+		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	}
+	for _, im := range rt.Imports {
+		if !im.ID.Far() && !rt.clientFrozen(im) {
+			lease.earliest(im.Deadline)
+		}
+		if im.RtoOn {
+			rto.earliest(im.RtoAt)
+		}
+	}
+	return lease, rto
+}
+
 // checkTimers makes finish compare the queues with a scan of every side (set by the
 // package's tests).
 var checkTimers bool
@@ -715,24 +745,7 @@ var checkTimers bool
 // checkTimerQueues panics unless the queues found what a scan of every export and
 // import finds.
 func (rt *Runtime) checkTimerQueues(lease, rto armed) {
-	var wl, wr armed
-	for _, ex := range rt.Exports {
-		if ex.Pattern != nil && ex.Ended == Live {
-			wl.earliest(rt.expiry(ex))
-		}
-	}
-	if len(rt.TombOrder) > 0 {
-		wl.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
-	}
-	for _, im := range rt.Imports {
-		if !im.ID.Far() && !rt.clientFrozen(im) {
-			wl.earliest(im.Deadline)
-		}
-		if im.RtoOn {
-			wr.earliest(im.RtoAt)
-		}
-	}
-	if lease != wl || rto != wr {
+	if wl, wr := rt.scanTimers(); lease != wl || rto != wr {
 		panic(fmt.Sprintf("leasing: timer queues found lease %+v, rto %+v; a scan finds %+v, %+v", lease, rto, wl, wr))
 	}
 }
@@ -748,12 +761,23 @@ func (rt *Runtime) expireDue() {
 		delete(rt.Tombs, rt.TombOrder[0]) // the holder's side has ended by now anyway
 		rt.TombOrder = rt.TombOrder[1:]
 	}
-	for _, id := range rt.exportQ.due(rt.now, rt.exportLive) {
+	var due []RefID
+	if rt.scan {
+		for id, ex := range rt.Exports {
+			if ex.Pattern != nil && ex.Ended == Live && rt.now >= rt.expiry(ex) {
+				due = append(due, id)
+			}
+		}
+		slices.SortFunc(due, RefID.Compare)
+	} else {
+		due = rt.exportQ.due(rt.now, rt.exportLive)
+	}
+	for _, id := range due {
 		rt.endExport(id, Expired, "timer")
 	}
-	var due []RefID
-	if rt.Cfg.Broken.ClientNeverExpires {
-		for id, im := range rt.Imports { // broken variant only (see nextTimers)
+	if rt.scan || rt.Cfg.Broken.ClientNeverExpires {
+		due = due[:0]
+		for id, im := range rt.Imports {
 			if !id.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
 				due = append(due, id)
 			}
@@ -992,7 +1016,7 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	if im.Revoking {
 		if len(im.Buf) == 0 || a.End != Live {
-			delete(rt.Imports, a.Ref) // the revoke was delivered: reclaim silently
+			rt.dropImport(a.Ref) // the revoke was delivered: reclaim silently
 		}
 		return
 	}
@@ -1018,7 +1042,18 @@ func (rt *Runtime) onAck(a Ack) {
 // ---- sending ----
 
 func (rt *Runtime) retransmitDue() {
-	for _, id := range rt.rtoQ.due(rt.now, rt.rtoLive) {
+	var due []RefID
+	if rt.scan {
+		for id, im := range rt.Imports {
+			if im.RtoOn && rt.now >= im.RtoAt {
+				due = append(due, id)
+			}
+		}
+		slices.SortFunc(due, RefID.Compare)
+	} else {
+		due = rt.rtoQ.due(rt.now, rt.rtoLive)
+	}
+	for _, id := range due {
 		im := rt.Imports[id]
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
@@ -1188,7 +1223,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	case how == Revoked && rt.Cfg.Broken.TakeAfterRevoke:
 		ex.Ended = how // broken variant only: keep taking messages
 	case cause != "timer":
-		delete(rt.Exports, id)
+		rt.dropExport(id)
 		rt.bury(id, Tomb{Deadline: ex.Deadline, Expected: ex.Expected, How: how})
 		if ex.Object != futureObject {
 			rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Server, How: how, Object: ex.Object}, n > 0)
@@ -1196,7 +1231,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	case rt.Cfg.Broken.AcceptAfterExpiry:
 		ex.Ended = how
 	default:
-		delete(rt.Exports, id)
+		rt.dropExport(id)
 		if ex.Object != futureObject {
 			rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Server, How: how, Object: ex.Object}, n > 0)
 		}
@@ -1214,7 +1249,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 func (rt *Runtime) endImport(id RefID, how End, cause string) {
 	im := rt.Imports[id]
 	if im.Revoking {
-		delete(rt.Imports, id) // already ended (revoked) when the holder asked
+		rt.dropImport(id) // already ended (revoked) when the holder asked
 		return
 	}
 	n := 0
@@ -1225,7 +1260,7 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 		}
 	}
 	rt.out.Observe(KindEnd, ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n})
-	delete(rt.Imports, id)
+	rt.dropImport(id)
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Client, How: how, Object: im.Object}, n > 0)
 	}

@@ -10,12 +10,14 @@ import (
 // sides and buffers (finish runs after every input). Rescanning every export and
 // import for it on every handler call was a large share of a swarm run (issue 16), so
 // the deadlines are kept in min-queues with lazy deletion: every assignment of a
-// deadline pushes an entry (at, id); an entry is valid while its side still exists
-// with that very deadline, and invalid entries are dropped when they reach the top
-// (or when the queue grows well past the number of sides). The earliest valid entry
-// is the earliest deadline: the same value the scan found, so the timers are armed
-// exactly as before. The queues are derived state: they are cloned with the runtime
-// but not encoded (the fingerprint covers the deadlines themselves).
+// deadline pushes an entry (at, id, side); an entry is valid while its side is still
+// in its map (not gone) with that very deadline, and invalid entries are dropped when
+// they reach the top (or when the queue grows well past the number of sides). The
+// earliest valid entry is the earliest deadline: the same value the scan found, so
+// the timers are armed exactly as before. The queues are derived state, not encoded
+// (the fingerprint covers the deadlines themselves). A copy of the runtime (Clone:
+// the model checker copies a device at every step, and its devices hold a lease or
+// two) keeps none and scans, as every call did before.
 
 // tq is a min-queue of (deadline, reference) entries ordered by (at, id).
 type tq []tqEnt
@@ -23,6 +25,10 @@ type tq []tqEnt
 type tqEnt struct {
 	At sim.Time
 	ID RefID
+	// The side the entry was pushed for (one of them): validity is checked on it, not
+	// by a map lookup. A side removed from its map is marked gone.
+	ex *Export
+	im *Import
 }
 
 func (a tqEnt) less(b tqEnt) bool {
@@ -32,8 +38,8 @@ func (a tqEnt) less(b tqEnt) bool {
 	return a.ID.Compare(b.ID) < 0
 }
 
-func (q *tq) push(at sim.Time, id RefID) {
-	*q = append(*q, tqEnt{at, id})
+func (q *tq) push(at sim.Time, id RefID, ex *Export, im *Import) {
+	*q = append(*q, tqEnt{at, id, ex, im})
 	h := *q
 	i := len(h) - 1
 	for i > 0 {
@@ -115,40 +121,56 @@ func (q *tq) compact(sides int, valid func(tqEnt) bool) {
 // exportLive is the validity of an entry of ExportQ: the server side still runs a
 // timer at that instant.
 func (rt *Runtime) exportLive(e tqEnt) bool {
-	ex := rt.Exports[e.ID]
-	return ex != nil && ex.Pattern != nil && ex.Ended == Live && rt.expiry(ex) == e.At
+	ex := e.ex
+	return !ex.gone && ex.Pattern != nil && ex.Ended == Live && rt.expiry(ex) == e.At
 }
 
 // importLive is the validity of an entry of importQ: the client side still has that
 // deadline.
 func (rt *Runtime) importLive(e tqEnt) bool {
-	im := rt.Imports[e.ID]
-	return im != nil && !e.ID.Far() && im.Deadline == e.At
+	return !e.im.gone && !e.ID.Far() && e.im.Deadline == e.At
 }
 
 // rtoLive is the validity of an entry of rtoQ: that retransmission is still armed.
 func (rt *Runtime) rtoLive(e tqEnt) bool {
-	im := rt.Imports[e.ID]
-	return im != nil && im.RtoOn && im.RtoAt == e.At
+	return !e.im.gone && e.im.RtoOn && e.im.RtoAt == e.At
+}
+
+// dropExport removes a server side (marking it gone for the deadline queue).
+func (rt *Runtime) dropExport(id RefID) {
+	if ex := rt.Exports[id]; ex != nil {
+		ex.gone = true
+		delete(rt.Exports, id)
+	}
+}
+
+// dropImport removes a client side (marking it gone for the deadline queues).
+func (rt *Runtime) dropImport(id RefID) {
+	if im := rt.Imports[id]; im != nil {
+		im.gone = true
+		delete(rt.Imports, id)
+	}
 }
 
 // schedExport records a server side's (new) expiry; call it whenever its deadline is
 // set or it becomes live again.
 func (rt *Runtime) schedExport(ex *Export) {
-	if ex.Pattern != nil && ex.Ended == Live {
-		rt.exportQ.push(rt.expiry(ex), ex.ID)
+	if !rt.scan && ex.Pattern != nil && ex.Ended == Live {
+		rt.exportQ.push(rt.expiry(ex), ex.ID, ex, nil)
 	}
 }
 
 // schedImport records a client side's (new) deadline.
 func (rt *Runtime) schedImport(im *Import) {
-	if !im.ID.Far() {
-		rt.importQ.push(im.Deadline, im.ID)
+	if !rt.scan && !im.ID.Far() {
+		rt.importQ.push(im.Deadline, im.ID, nil, im)
 	}
 }
 
 // setRto arms an import's retransmission at at.
 func (rt *Runtime) setRto(im *Import, at sim.Time) {
 	im.RtoAt, im.RtoOn = at, true
-	rt.rtoQ.push(at, im.ID)
+	if !rt.scan {
+		rt.rtoQ.push(at, im.ID, nil, im)
+	}
 }

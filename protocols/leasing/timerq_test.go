@@ -18,7 +18,7 @@ func TestTimerQueue(t *testing.T) {
 	cur := map[RefID]sim.Time{}
 	valid := func(e tqEnt) bool { at, ok := cur[e.ID]; return ok && at == e.At }
 	var q tq
-	set := func(n int64, at sim.Time) { cur[ref(n)] = at; q.push(at, ref(n)) }
+	set := func(n int64, at sim.Time) { cur[ref(n)] = at; q.push(at, ref(n), nil, nil) }
 	set(3, 30)
 	set(1, 50)
 	set(2, 30)
