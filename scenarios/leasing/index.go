@@ -2,7 +2,6 @@ package lsscen
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"time"
 
@@ -17,12 +16,11 @@ type index struct {
 	r *checker.Run
 	// by finds each lease's (and each reference's) observations in obs: one map
 	// lookup per observation and per lease a property visits (see lease).
-	by      map[ls.RefID]int32
-	obs     []leaseObs
+	by      refSlots
+	obs     leaseArray
 	lastID  ls.RefID // lease's last answer
 	last    *leaseObs
-	fcalls  map[futKey]obsOf[ls.ObsFuture]
-	fdone   map[futKey][]obsOf[ls.ObsFuture]
+	futs    []futObs // by first observation
 	perrors []obsOf[ls.ObsPatternError]
 	// ups lists, per (device, peer), when the device's discovery layer saw the peer
 	// come (back) in range.
@@ -36,7 +34,7 @@ type index struct {
 // leaseObs is one lease's (or reference's) observations.
 type leaseObs struct {
 	grant    obsOf[ls.ObsGrant]
-	resolve  obsOf[ls.ObsResolve]
+	resolve  *sim.Observation // the holder's ls.ObsResolve (noObservation if none)
 	resolved bool
 	ends     [2][]obsOf[ls.ObsEnd] // by side (sideIdx)
 	listens  [2][]string
@@ -60,7 +58,7 @@ type leaseObs struct {
 var noObs = newLeaseObs()
 
 func newLeaseObs() *leaseObs {
-	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: obsOf[ls.ObsResolve]{Observation: noObservation}}
+	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
 }
 
 // lease returns the observations of a lease or reference (never nil; read only). The
@@ -71,8 +69,8 @@ func (x *index) lease(id ls.RefID) *leaseObs {
 		return x.last
 	}
 	l := noObs
-	if s, ok := x.by[id]; ok {
-		l = &x.obs[s]
+	if s, ok := x.by.get(id); ok {
+		l = x.obs.at(s)
 	}
 	x.lastID, x.last = id, l
 	return l
@@ -127,28 +125,22 @@ const (
 // observation.
 func buildIndex(r *checker.Run) *index {
 	x := &index{
-		r:      r,
-		fcalls: map[futKey]obsOf[ls.ObsFuture]{},
-		fdone:  map[futKey][]obsOf[ls.ObsFuture]{},
-		ups:    map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
+		r:   r,
+		ups: map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
 	}
 	h := r.History()
-	// A swarm run has a lease for every dozen observations or so: room for a few more
-	// spares the growth (copying leaseObs values and rehashing).
-	hint := len(h)/8 + 16
-	slots := make(map[ls.RefID]int32, hint)
-	x.by = slots
-	obs := make([]leaseObs, 0, hint)
-	counts := make([][nLists]int32, 0, hint)
+	x.by = refSlots{m: map[ls.RefID]int32{}}
+	obs := &x.obs
+	var counts [][nLists]int32
+	futSlots := map[futKey]int32{}
 	var total [nLists]int
 	// where[i] is observation i's lease slot << 4 | list, 0 for none.
 	where := make([]uint32, len(h))
 	get := func(id ls.RefID) int32 {
-		s, ok := slots[id]
+		s, ok := x.by.get(id)
 		if !ok {
-			s = int32(len(obs))
-			slots[id] = s
-			obs = append(obs, leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: obsOf[ls.ObsResolve]{Observation: noObservation}})
+			s = obs.add()
+			x.by.put(id, s)
 			counts = append(counts, [nLists]int32{})
 		}
 		return s
@@ -159,7 +151,7 @@ func buildIndex(r *checker.Run) *index {
 		total[list]++
 	}
 	ref := func(id ls.RefID, s int32) {
-		if l := &obs[s]; !l.seen {
+		if l := obs.at(s); !l.seen {
 			l.seen = true
 			x.refs = append(x.refs, id)
 		}
@@ -169,19 +161,19 @@ func buildIndex(r *checker.Run) *index {
 		switch v := o.Value.(type) {
 		case ls.ObsGrant:
 			s := get(v.Lease)
-			l := &obs[s]
+			l := obs.at(s)
 			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
 		case ls.ObsResolve:
 			s := get(v.Lease)
-			l := &obs[s]
-			l.resolve, l.resolved = obsOf[ls.ObsResolve]{o, v}, true
+			l := obs.at(s)
+			l.resolve, l.resolved = o, true
 		case ls.ObsEnd:
 			s := get(v.Lease)
 			put(i, s, listEnd+sideIdx(v.Side))
-			if l := &obs[s]; !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
+			if l := obs.at(s); !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
 				// A client-side expire (LS-2) abandons the lease on purpose like
 				// KindIdle: the grantor's side ends by its own timer.
 				l.idle, l.idled = o.Time, true
@@ -199,7 +191,7 @@ func buildIndex(r *checker.Run) *index {
 			ref(v.Ref, s)
 			if v.Op == ls.OpRenew {
 				x.maxTerm = max(x.maxTerm, v.D)
-				obs[s].period = max(obs[s].period, v.D)
+				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
 		case ls.ObsRecv:
 			s := get(v.Ref)
@@ -214,18 +206,27 @@ func buildIndex(r *checker.Run) *index {
 			put(i, s, listRenew)
 			if v.Ok {
 				x.maxTerm = max(x.maxTerm, v.D)
-				obs[s].period = max(obs[s].period, v.D)
+				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
 		case ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
-			if o.Kind == ls.KindFutureCall {
-				x.fcalls[k] = obsOf[ls.ObsFuture]{o, v}
+			f, ok := futSlots[k]
+			if !ok {
+				f = int32(len(x.futs))
+				futSlots[k] = f
+				x.futs = append(x.futs, futObs{key: k})
+			}
+			if fo := &x.futs[f]; o.Kind == ls.KindFutureCall {
+				fo.call = o
 				x.maxTerm = max(x.maxTerm, v.Due)
 			} else {
-				x.fdone[k] = append(x.fdone[k], obsOf[ls.ObsFuture]{o, v})
+				if fo.done == 0 {
+					fo.first = o
+				}
+				fo.done++
 			}
 		case ls.ObsIdle:
-			if l := &obs[get(v.Lease)]; !l.idled {
+			if l := obs.at(get(v.Lease)); !l.idled {
 				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsPatternError:
@@ -246,8 +247,8 @@ func buildIndex(r *checker.Run) *index {
 	drops := make([]obsOf[ls.ObsDrop], 0, total[listDrop])
 	forwards := make([]obsOf[ls.ObsForward], 0, total[listForward])
 	renews := make([]obsOf[ls.ObsRenew], 0, total[listRenew])
-	for s := range obs {
-		l, c := &obs[s], &counts[s]
+	for s := range counts {
+		l, c := obs.at(int32(s)), &counts[s]
 		for k := range 2 {
 			l.ends[k], ends = cut(ends, c[listEnd+k])
 			l.fired[k], fired = cut(fired, c[listFired+k])
@@ -264,7 +265,7 @@ func buildIndex(r *checker.Run) *index {
 			continue
 		}
 		o := &h[i]
-		l := &obs[w>>4]
+		l := obs.at(int32(w >> 4))
 		switch list := int(w & 15); list {
 		case listEnd, listEnd + 1:
 			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(ls.ObsEnd)})
@@ -284,7 +285,6 @@ func buildIndex(r *checker.Run) *index {
 			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(ls.ObsRenew)})
 		}
 	}
-	x.obs = obs
 	return x
 }
 
@@ -295,6 +295,63 @@ func cut[T any](a []T, n int32) ([]T, []T) {
 		return nil, a
 	}
 	return a[:0:n], a[n:n]
+}
+
+// refSlots numbers references. A lease's RefID is found through its grantor
+// incarnation's table, indexed by the lease number (a grantor numbers its leases 1, 2,
+// …): a few comparisons instead of hashing the whole RefID for every observation. Far
+// references, and a RefID whose table entry holds another one (the same number with
+// another holder, in a malformed history), go to the map.
+type refSlots struct {
+	m      map[ls.RefID]int32
+	tables []slotTable
+}
+
+type slotTable struct {
+	grantor sim.NodeID
+	boot    uint32
+	ids     []ls.RefID // by lease number; the zero RefID where none
+	slots   []int32
+}
+
+// maxDense bounds the lease numbers kept in tables (larger ones use the map).
+const maxDense = 1 << 20
+
+func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
+	for i := range t.tables {
+		if tb := &t.tables[i]; tb.grantor == id.Grantor && tb.boot == id.GBoot {
+			return tb
+		}
+	}
+	if !add {
+		return nil
+	}
+	t.tables = append(t.tables, slotTable{grantor: id.Grantor, boot: id.GBoot})
+	return &t.tables[len(t.tables)-1]
+}
+
+func (t *refSlots) get(id ls.RefID) (int32, bool) {
+	if id.N > 0 && id.N < maxDense {
+		if tb := t.table(id, false); tb != nil && id.N < int64(len(tb.ids)) && tb.ids[id.N] == id {
+			return tb.slots[id.N], true
+		}
+	}
+	s, ok := t.m[id]
+	return s, ok
+}
+
+func (t *refSlots) put(id ls.RefID, s int32) {
+	if id.N > 0 && id.N < maxDense {
+		tb := t.table(id, true)
+		for int64(len(tb.ids)) <= id.N {
+			tb.ids, tb.slots = append(tb.ids, ls.RefID{}), append(tb.slots, 0)
+		}
+		if tb.ids[id.N].IsZero() {
+			tb.ids[id.N], tb.slots[id.N] = id, s
+			return
+		}
+	}
+	t.m[id] = s
 }
 
 // lazyIndex builds the index on first use; the properties of one run share it.
@@ -319,8 +376,45 @@ func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
 	return es[0], true
 }
 
-func sortedFutKeys(m map[futKey]obsOf[ls.ObsFuture]) []futKey {
-	return slices.SortedFunc(maps.Keys(m), func(a, b futKey) int {
-		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Boot, b.Boot), cmp.Compare(a.ID, b.ID))
+// futObs is one future's observations (values ls.ObsFuture): its call (nil if none),
+// and its completions (the first and how many).
+type futObs struct {
+	key   futKey
+	call  *sim.Observation
+	first *sim.Observation
+	done  int
+}
+
+// calledFutures returns the futures that were called, by key.
+func (x *index) calledFutures() []*futObs {
+	var fs []*futObs
+	for i := range x.futs {
+		if x.futs[i].call != nil {
+			fs = append(fs, &x.futs[i])
+		}
+	}
+	slices.SortFunc(fs, func(a, b *futObs) int {
+		return cmp.Or(cmp.Compare(a.key.Node, b.key.Node), cmp.Compare(a.key.Boot, b.key.Boot), cmp.Compare(a.key.ID, b.key.ID))
 	})
+	return fs
+}
+
+// leaseArray holds the leases' observations in chunks (no copying as it grows; a
+// slot's address never changes).
+type leaseArray struct {
+	chunks []*[256]leaseObs
+	n      int32
+}
+
+func (a *leaseArray) at(s int32) *leaseObs { return &a.chunks[s>>8][s&255] }
+
+// add appends a lease without observations and returns its slot.
+func (a *leaseArray) add() int32 {
+	if a.n&255 == 0 {
+		a.chunks = append(a.chunks, new([256]leaseObs))
+	}
+	s := a.n
+	a.n++
+	*a.at(s) = leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
+	return s
 }

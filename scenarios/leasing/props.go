@@ -664,22 +664,24 @@ func (e *env) singleCall(r *checker.Run) error {
 // with a timeout at or after it.
 func (e *env) futures(r *checker.Run) error {
 	x := e.li.get(r)
-	for _, k := range sortedFutKeys(x.fcalls) {
-		c := x.fcalls[k]
+	for _, f := range x.calledFutures() {
+		k, c := f.key, obsOf[ls.ObsFuture]{f.call, f.call.Value.(ls.ObsFuture)}
 		due := c.V.At.Add(c.V.Due)
-		ds := x.fdone[k]
 		switch {
-		case len(ds) > 1:
-			return fmt.Errorf("future %d of %s completed %d times", k.ID, r.Final[k.Node].Name, len(ds))
-		case len(ds) == 0:
+		case f.done > 1:
+			return fmt.Errorf("future %d of %s completed %d times", k.ID, r.Final[k.Node].Name, f.done)
+		case f.done == 0:
 			by := c.Time.Add(e.g.stretch(c.V.Due) + e.g.steps + 2*time.Millisecond)
 			if by <= r.Time && !e.g.crashedIn(k.Node, c.Time, by) {
 				return fmt.Errorf("future %d (%s) of %s called at %v with due %v never completed", k.ID, c.V.Tag, r.Final[k.Node].Name, c.Time, c.V.Due)
 			}
-		case ds[0].V.Ok && ds[0].V.At >= due:
-			return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, ds[0].V.At, due)
-		case !ds[0].V.Ok && ds[0].V.Err == "timeout" && ds[0].V.At < due:
-			return fmt.Errorf("future %d (%s) ruined by a timeout at local %v, before its due time %v", k.ID, c.V.Tag, ds[0].V.At, due)
+			continue
+		}
+		switch d := f.first.Value.(ls.ObsFuture); {
+		case d.Ok && d.At >= due:
+			return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, d.At, due)
+		case !d.Ok && d.Err == "timeout" && d.At < due:
+			return fmt.Errorf("future %d (%s) ruined by a timeout at local %v, before its due time %v", k.ID, c.V.Tag, d.At, due)
 		}
 	}
 	return nil
