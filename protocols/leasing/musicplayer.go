@@ -71,7 +71,12 @@ func (c *PlayerConfig) Validate() error {
 type EndExchangeLease struct{ RevokeOn string }
 
 // Name implements Interceptor.
-func (p EndExchangeLease) Name() string { return "renew-on-call/revoke-on-" + p.RevokeOn }
+func (p EndExchangeLease) Name() string {
+	if p.RevokeOn == "endExchange" {
+		return "renew-on-call/revoke-on-endExchange" // the player's: no string built per call
+	}
+	return "renew-on-call/revoke-on-" + p.RevokeOn
+}
 
 // Receive implements Interceptor.
 func (p EndExchangeLease) Receive(l *LeaseCtl) {

@@ -2,7 +2,6 @@ package lsscen
 
 import (
 	"cmp"
-	"slices"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
@@ -385,18 +384,9 @@ type futObs struct {
 	done  int
 }
 
-// calledFutures returns the futures that were called, by key.
-func (x *index) calledFutures() []*futObs {
-	var fs []*futObs
-	for i := range x.futs {
-		if x.futs[i].call != nil {
-			fs = append(fs, &x.futs[i])
-		}
-	}
-	slices.SortFunc(fs, func(a, b *futObs) int {
-		return cmp.Or(cmp.Compare(a.key.Node, b.key.Node), cmp.Compare(a.key.Boot, b.key.Boot), cmp.Compare(a.key.ID, b.key.ID))
-	})
-	return fs
+// futKeyCompare orders futures by (node, boot, number).
+func futKeyCompare(a, b futKey) int {
+	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Boot, b.Boot), cmp.Compare(a.ID, b.ID))
 }
 
 // leaseArray holds the leases' observations in chunks (no copying as it grows; a
