@@ -847,15 +847,15 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		return
 	}
 	ex := rt.Exports[id]
-	if tb, ok := rt.Tombs[id]; ok && ex == nil {
-		// Revoked or expired explicitly: tell the holder (again).
-		if c.Seq >= tb.Expected {
-			drop("ended")
-		}
-		rt.ack(id, tb.Expected-1, tb.How)
-		return
-	}
 	if ex == nil {
+		if tb, ok := rt.Tombs[id]; ok {
+			// Revoked or expired explicitly: tell the holder (again).
+			if c.Seq >= tb.Expected {
+				drop("ended")
+			}
+			rt.ack(id, tb.Expected-1, tb.How)
+			return
+		}
 		if !id.Far() {
 			// §3: a message for an expired or revoked lease is ignored; the holder's
 			// own timer will expire.
@@ -941,7 +941,7 @@ func (rt *Runtime) ack(id RefID, upTo int64, end End) {
 
 // dispatch runs the lease's interceptor (or forwards directly on a far reference).
 func (rt *Runtime) dispatch(ex *Export, from sim.NodeID, c Call) {
-	lc := &LeaseCtl{rt: rt, id: ex.ID, call: c, from: from}
+	lc := &LeaseCtl{rt: rt, id: ex.ID, ex: ex, call: c, from: from}
 	if ex.Pattern == nil {
 		defer func() {
 			if r := recover(); r != nil {
