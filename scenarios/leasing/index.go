@@ -331,7 +331,11 @@ func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
 
 func (t *refSlots) get(id ls.RefID) (int32, bool) {
 	if id.N > 0 && id.N < maxDense {
-		if tb := t.table(id, false); tb != nil && id.N < int64(len(tb.ids)) && tb.ids[id.N] == id {
+		tb := t.table(id, false)
+		if tb == nil || id.N >= int64(len(tb.ids)) || tb.ids[id.N].IsZero() {
+			return 0, false // put fills a free table entry first: never put
+		}
+		if tb.ids[id.N] == id {
 			return tb.slots[id.N], true
 		}
 	}
