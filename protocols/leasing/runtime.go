@@ -383,6 +383,7 @@ type Runtime struct {
 	rnd      uint64
 	inCall   RefID
 	callEnd  End
+	ctl      *LeaseCtl // dispatch's, reused (zero between dispatches)
 }
 
 // outsidePanic marks a panic raised inside a LeaseCtl method, below the pattern: by
@@ -794,6 +795,12 @@ func (rt *Runtime) expireDue() {
 func (rt *Runtime) drainAsync() {
 	evs := rt.Async
 	rt.Async = nil
+	defer func() {
+		if len(rt.Async) == 0 {
+			clear(evs)
+			rt.Async = evs[:0] // reuse the array (the events it held have run)
+		}
+	}()
 	for _, e := range evs {
 		switch e.Kind {
 		case asyncListener:
@@ -941,7 +948,15 @@ func (rt *Runtime) ack(id RefID, upTo int64, end End) {
 
 // dispatch runs the lease's interceptor (or forwards directly on a far reference).
 func (rt *Runtime) dispatch(ex *Export, from sim.NodeID, c Call) {
-	lc := &LeaseCtl{rt: rt, id: ex.ID, ex: ex, call: c, from: from}
+	// One control per runtime, reused: a LeaseCtl is valid only during Receive, and a
+	// call dispatches one message (nothing is dispatched from inside another).
+	lc := rt.ctl
+	if lc == nil {
+		lc = new(LeaseCtl)
+		rt.ctl = lc
+	}
+	*lc = LeaseCtl{rt: rt, id: ex.ID, ex: ex, call: c, from: from}
+	defer func() { *lc = LeaseCtl{} }() // keep nothing of the message
 	if ex.Pattern == nil {
 		defer func() {
 			if r := recover(); r != nil {

@@ -58,7 +58,7 @@ func (rt *Runtime) clone() Runtime {
 	// A copy scans its few sides instead of keeping deadline queues: the model checker
 	// copies a device at every step, and would rebuild them every time.
 	c.exportQ, c.importQ, c.rtoQ, c.scan = nil, nil, nil, true
-	c.releases = nil
+	c.releases, c.ctl = nil, nil
 	return c
 }
 
