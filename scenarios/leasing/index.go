@@ -50,7 +50,8 @@ type leaseObs struct {
 	// period is the lease's longest period: its term and every renewal time
 	// requested or granted (a future's lease has its due time as term).
 	period time.Duration
-	seen   bool // in refs
+	seen   bool          // in refs
+	n      [nLists]int32 // list lengths (buildIndex)
 }
 
 // noObs is what lease returns for a lease without observations (read only).
@@ -130,7 +131,6 @@ func buildIndex(r *checker.Run) *index {
 	h := r.History()
 	x.by = refSlots{m: map[ls.RefID]int32{}}
 	obs := &x.obs
-	var counts [][nLists]int32
 	futSlots := map[futKey]int32{}
 	var total [nLists]int
 	// where[i] is observation i's lease slot << 4 | list, 0 for none.
@@ -140,13 +140,12 @@ func buildIndex(r *checker.Run) *index {
 		if !ok {
 			s = obs.add()
 			x.by.put(id, s)
-			counts = append(counts, [nLists]int32{})
 		}
 		return s
 	}
 	put := func(i int, s int32, list int) {
 		where[i] = uint32(s)<<4 | uint32(list)
-		counts[s][list]++
+		obs.at(s).n[list]++
 		total[list]++
 	}
 	ref := func(id ls.RefID, s int32) {
@@ -246,8 +245,9 @@ func buildIndex(r *checker.Run) *index {
 	drops := make([]obsOf[ls.ObsDrop], 0, total[listDrop])
 	forwards := make([]obsOf[ls.ObsForward], 0, total[listForward])
 	renews := make([]obsOf[ls.ObsRenew], 0, total[listRenew])
-	for s := range counts {
-		l, c := obs.at(int32(s)), &counts[s]
+	for s := range obs.n {
+		l := obs.at(s)
+		c := &l.n
 		for k := range 2 {
 			l.ends[k], ends = cut(ends, c[listEnd+k])
 			l.fired[k], fired = cut(fired, c[listFired+k])
