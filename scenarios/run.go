@@ -200,6 +200,7 @@ func newKernel(sc *Scenario, o Options, setup *Setup, tracer sim.Tracer) (*sim.K
 	k, err := sim.New(sim.Config{
 		Seed: o.Seed, Nodes: setup.Nodes, Network: setup.Network, Clocks: setup.Clocks,
 		Until: setup.Until, MaxTime: setup.MaxTime, MaxEvents: maxEvents, Trace: tracer,
+		Observations: setup.Observations,
 	})
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", sc.Name, err)}

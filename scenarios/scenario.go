@@ -42,10 +42,11 @@ type Setup struct {
 	Faults faults.Plan
 	// Workload schedules injections on the kernel before the run.
 	Workload func(k *sim.Kernel)
-	// Until, MaxTime, MaxEvents: see sim.Config.
-	Until     sim.Time
-	MaxTime   sim.Time
-	MaxEvents int64
+	// Until, MaxTime, MaxEvents, Observations: see sim.Config.
+	Until        sim.Time
+	MaxTime      sim.Time
+	MaxEvents    int64
+	Observations int
 	// Stop, when set, ends the run as soon as it holds (checked after every event).
 	Stop func(k *sim.Kernel) bool
 	// Properties are checked on every run.

@@ -25,6 +25,10 @@ type Config struct {
 	MaxEvents int64
 	// Trace, when set, receives one record per event and the footer.
 	Trace Tracer
+	// Observations is how many observations the run is expected to record: room for
+	// them is reserved up front, so a long history is not copied as it grows (a hint
+	// only, never a bound; 0: none).
+	Observations int
 }
 
 // Outcome says why a run ended.
@@ -220,6 +224,9 @@ func New(cfg Config) (*Kernel, error) {
 		kindIdx: map[string]int32{},
 		byNode:  make([]NodeCount, n),
 		tr:      cfg.Trace,
+	}
+	if cfg.Observations > 0 {
+		k.history = make([]Observation, 0, cfg.Observations)
 	}
 	seen := map[string]bool{}
 	for i, s := range cfg.Nodes {

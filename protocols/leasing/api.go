@@ -35,6 +35,7 @@ func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, h
 	id := RefID{Grantor: rt.Self, GBoot: rt.Boot, N: rt.NextN, Holder: holder}
 	ex := &Export{ID: id, Object: object, Pattern: p, Term: term, Deadline: rt.now.Add(term), Expected: 1}
 	rt.Exports[id] = ex
+	rt.schedExport(ex)
 	rt.out.Observe(KindGrant, ObsGrant{Lease: id, Object: object, Pattern: p.Name(), Term: term, At: rt.now, Deadline: ex.Deadline})
 	return id
 }
@@ -84,6 +85,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 		nl = min(left, d)
 	}
 	ex.Deadline = rt.now.Add(nl)
+	rt.schedExport(ex)
 	rt.out.Observe(KindRenew, ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline})
 	if by == "server" && id != rt.inCall {
 		// Tell the holder at once: its timer follows the grantor's (LS-2).
@@ -123,7 +125,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: ref, Side: Client, How: Revoked, Object: im.Object}, false)
 	}
 	if len(im.Buf) == 0 {
-		delete(rt.Imports, ref) // NoBuffer variant while disconnected: nothing to deliver
+		rt.dropImport(ref) // NoBuffer variant while disconnected: nothing to deliver
 	}
 	return nil
 }

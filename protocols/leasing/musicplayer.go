@@ -71,7 +71,12 @@ func (c *PlayerConfig) Validate() error {
 type EndExchangeLease struct{ RevokeOn string }
 
 // Name implements Interceptor.
-func (p EndExchangeLease) Name() string { return "renew-on-call/revoke-on-" + p.RevokeOn }
+func (p EndExchangeLease) Name() string {
+	if p.RevokeOn == "endExchange" {
+		return "renew-on-call/revoke-on-endExchange" // the player's: no string built per call
+	}
+	return "renew-on-call/revoke-on-" + p.RevokeOn
+}
 
 // Receive implements Interceptor.
 func (p EndExchangeLease) Receive(l *LeaseCtl) {
@@ -312,21 +317,20 @@ func (p *Player) stop(rt *Runtime, o *OutExchange, why string) {
 }
 
 func (p *Player) outByCallback(cb RefID) *OutExchange {
-	for _, peer := range sortedPeers(p.Out) {
-		if p.Out[peer].Callback == cb {
-			return p.Out[peer]
-		}
-	}
-	return nil
+	return p.outBy(func(o *OutExchange) bool { return o.Callback == cb })
 }
 
+// outBy returns the exchange that matches, of the lowest peer if several do (the
+// order never depends on the map's).
 func (p *Player) outBy(match func(*OutExchange) bool) *OutExchange {
-	for _, peer := range sortedPeers(p.Out) {
-		if match(p.Out[peer]) {
-			return p.Out[peer]
+	var best *OutExchange
+	bestPeer := sim.NodeID(0)
+	for peer, o := range p.Out {
+		if (best == nil || peer < bestPeer) && match(o) {
+			best, bestPeer = o, peer
 		}
 	}
-	return nil
+	return best
 }
 
 func sortedPeers[V any](m map[sim.NodeID]V) []sim.NodeID { return slices.Sorted(maps.Keys(m)) }

@@ -750,6 +750,7 @@ func TestLS2StaleAckIgnored(t *testing.T) {
 	// passed at its local 100ms with deadline 1.1s (the clocks disagree: only intervals
 	// matter).
 	d.RT.Imports[id] = &Import{ID: id, Object: "obj", Pattern: "basic", Term: time.Second, Deadline: sim.Time(ms(1010)), Until: sim.Time(ms(1100))}
+	d.RT.schedImport(d.RT.Imports[id]) // the runtime's deadline queue follows every import
 	deadline := func() sim.Time { return d.RT.Imports[id].Deadline }
 	// An ack taken at the grantor's 300ms (800ms left) arrives at 215ms: the same
 	// grantor deadline, nothing new (it would set 1.015s).

@@ -74,9 +74,20 @@ func (SingleCall) Receive(l *LeaseCtl) {
 type LeaseCtl struct {
 	rt   *Runtime
 	id   RefID
+	ex   *Export // the server side at dispatch (see export)
 	call Call
 	from sim.NodeID
 	fwd  bool
+}
+
+// export returns the lease's server side, nil once it has been removed from the
+// runtime's exports (rt.Exports[l.id] without the lookup: a removed side is marked
+// gone, and no other side takes its reference during the call).
+func (l *LeaseCtl) export() *Export {
+	if l.ex == nil || l.ex.gone {
+		return nil
+	}
+	return l.ex
 }
 
 // Lease returns the reference being intercepted.
@@ -101,7 +112,7 @@ func (l *LeaseCtl) From() sim.NodeID { return l.from }
 // with the device). It fails with ErrEnded once the lease has ended.
 func (l *LeaseCtl) SetPattern(p Interceptor) error {
 	defer markOutside()
-	ex := l.rt.Exports[l.id]
+	ex := l.export()
 	switch {
 	case p == nil:
 		return &OpError{Op: "set pattern", Ref: l.id, Err: errors.New("nil pattern")}
@@ -115,14 +126,14 @@ func (l *LeaseCtl) SetPattern(p Interceptor) error {
 // IsExpired reports whether the lease has ended (expired or revoked).
 func (l *LeaseCtl) IsExpired() bool {
 	defer markOutside()
-	ex := l.rt.Exports[l.id]
+	ex := l.export()
 	return ex == nil || l.rt.expiredExport(ex)
 }
 
 // RenewalTime returns the lease's renewal time: its initial period (§4.3).
 func (l *LeaseCtl) RenewalTime() time.Duration {
 	defer markOutside()
-	if ex := l.rt.Exports[l.id]; ex != nil {
+	if ex := l.export(); ex != nil {
 		return ex.Term
 	}
 	return 0
@@ -131,7 +142,7 @@ func (l *LeaseCtl) RenewalTime() time.Duration {
 // TimeLeft returns the lease's time left (0 once ended).
 func (l *LeaseCtl) TimeLeft() time.Duration {
 	defer markOutside()
-	if ex := l.rt.Exports[l.id]; ex != nil && !l.rt.expiredExport(ex) {
+	if ex := l.export(); ex != nil && !l.rt.expiredExport(ex) {
 		return ex.Deadline.Sub(l.rt.now)
 	}
 	return 0
@@ -176,7 +187,7 @@ func (l *LeaseCtl) Forward() error {
 	if l.fwd {
 		return &OpError{Op: "forward", Ref: l.id, Err: ErrForwarded}
 	}
-	ex := rt.Exports[l.id]
+	ex := l.export()
 	if ex == nil || rt.expiredExport(ex) {
 		return &OpError{Op: "forward", Ref: l.id, Err: ErrEnded}
 	}

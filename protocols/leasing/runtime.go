@@ -194,6 +194,8 @@ type Export struct {
 	Listeners []string
 	// Ended is only ever set by the broken variant that keeps expired leases.
 	Ended End
+
+	gone bool // removed from Exports (the deadline queue's entries for it are stale)
 }
 
 // Tomb is what the grantor keeps of a lease it revoked or expired explicitly, until
@@ -234,6 +236,8 @@ type Import struct {
 	// runs.
 	Revoking  bool
 	Listeners []string
+
+	gone bool // removed from Imports (the deadline queues' entries for it are stale)
 }
 
 // Peer is the discovery layer's view of one peer.
@@ -366,6 +370,11 @@ type Runtime struct {
 	// deadlines with it).
 	LastNow sim.Time
 
+	// Deadline queues (timerq.go): derived from Exports and Imports, not encoded.
+	// A copy (Clone, the model checker's: one per step) has none and scans instead.
+	exportQ, importQ, rtoQ tq
+	scan                   bool
+
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
 	now      sim.Time
@@ -374,6 +383,7 @@ type Runtime struct {
 	rnd      uint64
 	inCall   RefID
 	callEnd  End
+	ctl      *LeaseCtl // dispatch's, reused (zero between dispatches)
 }
 
 // outsidePanic marks a panic raised inside a LeaseCtl method, below the pattern: by
@@ -408,6 +418,9 @@ func (rt *Runtime) finish() {
 	}
 	rt.releases = nil
 	lease, rto := rt.nextTimers()
+	if checkTimers && !rt.scan {
+		rt.checkTimerQueues(lease, rto)
+	}
 	rt.arm("lease", lease, &rt.LeaseT)
 	rt.arm("rto", rto, &rt.RtoT)
 	rt.arm("silence", rt.nextSilence(), &rt.SilenceT)
@@ -452,6 +465,7 @@ func (rt *Runtime) init(self sim.NodeID, boot uint32) {
 	rt.Tombs = map[RefID]Tomb{}
 	rt.TombOrder = nil
 	rt.Futures = map[int64]*FutureRec{}
+	rt.exportQ, rt.importQ, rt.rtoQ = nil, nil, nil
 	rt.Peers = rt.Peers[:0]
 	for _, p := range rt.Cfg.Peers {
 		if p == self {
@@ -609,12 +623,12 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 func (rt *Runtime) peerRebooted(peer sim.NodeID, old uint32) {
 	for _, id := range sortedKeys(rt.Imports) {
 		if id.Far() && id.Grantor == peer && id.GBoot == old {
-			delete(rt.Imports, id)
+			rt.dropImport(id)
 		}
 	}
 	for _, id := range sortedKeys(rt.Exports) {
 		if id.Far() && id.Holder == peer && id.HBoot == old {
-			delete(rt.Exports, id)
+			rt.dropExport(id)
 		}
 	}
 }
@@ -671,8 +685,41 @@ func (rt *Runtime) timeout(id sim.TimerID) {
 }
 
 // nextTimers returns the earliest lease deadline of either side and the earliest
-// retransmission time, in one pass over the imports (finish runs after every input).
+// retransmission time (finish runs after every input), from the deadline queues.
 func (rt *Runtime) nextTimers() (lease, rto armed) {
+	if rt.scan {
+		return rt.scanTimers()
+	}
+	if e, ok := rt.exportQ.top(rt.exportLive); ok {
+		lease.earliest(e.At)
+	}
+	if len(rt.TombOrder) > 0 {
+		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	}
+	if rt.Cfg.Broken.ClientNeverExpires {
+		// Broken variant only: a holder's timer stops while its grantor counts as
+		// disconnected, which no queue entry follows: scan.
+		for _, im := range rt.Imports {
+			if !im.ID.Far() && !rt.clientFrozen(im) {
+				lease.earliest(im.Deadline)
+			}
+		}
+	} else if e, ok := rt.importQ.top(rt.importLive); ok {
+		lease.earliest(e.At)
+	}
+	if e, ok := rt.rtoQ.top(rt.rtoLive); ok {
+		rto.earliest(e.At)
+	}
+	sides := len(rt.Exports) + len(rt.Imports)
+	rt.exportQ.compact(sides, rt.exportLive)
+	rt.importQ.compact(sides, rt.importLive)
+	rt.rtoQ.compact(sides, rt.rtoLive)
+	return lease, rto
+}
+
+// scanTimers is nextTimers by a pass over every side: for a copy of the runtime (see
+// scan), and the reference the tests hold the queues to.
+func (rt *Runtime) scanTimers() (lease, rto armed) {
 	for _, ex := range rt.Exports {
 		if ex.Pattern != nil && ex.Ended == Live {
 			lease.earliest(rt.expiry(ex))
@@ -681,9 +728,8 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 	if len(rt.TombOrder) > 0 {
 		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
 	}
-	frozen := rt.Cfg.Broken.ClientNeverExpires
 	for _, im := range rt.Imports {
-		if !im.ID.Far() && !(frozen && rt.clientFrozen(im)) {
+		if !im.ID.Far() && !rt.clientFrozen(im) {
 			lease.earliest(im.Deadline)
 		}
 		if im.RtoOn {
@@ -691,6 +737,18 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 		}
 	}
 	return lease, rto
+}
+
+// checkTimers makes finish compare the queues with a scan of every side (set by the
+// package's tests).
+var checkTimers bool
+
+// checkTimerQueues panics unless the queues found what a scan of every export and
+// import finds.
+func (rt *Runtime) checkTimerQueues(lease, rto armed) {
+	if wl, wr := rt.scanTimers(); lease != wl || rto != wr {
+		panic(fmt.Sprintf("leasing: timer queues found lease %+v, rto %+v; a scan finds %+v, %+v", lease, rto, wl, wr))
+	}
 }
 
 // clientFrozen is the broken variant whose holder timer stops while disconnected.
@@ -705,22 +763,30 @@ func (rt *Runtime) expireDue() {
 		rt.TombOrder = rt.TombOrder[1:]
 	}
 	var due []RefID
-	for id, ex := range rt.Exports {
-		if ex.Pattern != nil && ex.Ended == Live && rt.now >= rt.expiry(ex) {
-			due = append(due, id)
+	if rt.scan {
+		for id, ex := range rt.Exports {
+			if ex.Pattern != nil && ex.Ended == Live && rt.now >= rt.expiry(ex) {
+				due = append(due, id)
+			}
 		}
+		slices.SortFunc(due, RefID.Compare)
+	} else {
+		due = rt.exportQ.due(rt.now, rt.exportLive)
 	}
-	slices.SortFunc(due, RefID.Compare)
 	for _, id := range due {
 		rt.endExport(id, Expired, "timer")
 	}
-	due = due[:0]
-	for id, im := range rt.Imports {
-		if !id.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
-			due = append(due, id)
+	if rt.scan || rt.Cfg.Broken.ClientNeverExpires {
+		due = due[:0]
+		for id, im := range rt.Imports {
+			if !id.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
+				due = append(due, id)
+			}
 		}
+		slices.SortFunc(due, RefID.Compare)
+	} else {
+		due = rt.importQ.due(rt.now, rt.importLive)
 	}
-	slices.SortFunc(due, RefID.Compare)
 	for _, id := range due {
 		rt.endImport(id, Expired, "timer")
 	}
@@ -729,6 +795,12 @@ func (rt *Runtime) expireDue() {
 func (rt *Runtime) drainAsync() {
 	evs := rt.Async
 	rt.Async = nil
+	defer func() {
+		if len(rt.Async) == 0 {
+			clear(evs)
+			rt.Async = evs[:0] // reuse the array (the events it held have run)
+		}
+	}()
 	for _, e := range evs {
 		switch e.Kind {
 		case asyncListener:
@@ -782,15 +854,15 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		return
 	}
 	ex := rt.Exports[id]
-	if tb, ok := rt.Tombs[id]; ok && ex == nil {
-		// Revoked or expired explicitly: tell the holder (again).
-		if c.Seq >= tb.Expected {
-			drop("ended")
-		}
-		rt.ack(id, tb.Expected-1, tb.How)
-		return
-	}
 	if ex == nil {
+		if tb, ok := rt.Tombs[id]; ok {
+			// Revoked or expired explicitly: tell the holder (again).
+			if c.Seq >= tb.Expected {
+				drop("ended")
+			}
+			rt.ack(id, tb.Expected-1, tb.How)
+			return
+		}
 		if !id.Far() {
 			// §3: a message for an expired or revoked lease is ignored; the holder's
 			// own timer will expire.
@@ -824,6 +896,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	ex.Expected++
 	if ex.Ended != Live && rt.Cfg.Broken.AcceptAfterExpiry { // broken variant only: revive the expired lease
 		ex.Ended = Live
+		rt.schedExport(ex)
 	}
 	rt.inCall, rt.callEnd = id, Live
 	switch c.Op {
@@ -875,7 +948,15 @@ func (rt *Runtime) ack(id RefID, upTo int64, end End) {
 
 // dispatch runs the lease's interceptor (or forwards directly on a far reference).
 func (rt *Runtime) dispatch(ex *Export, from sim.NodeID, c Call) {
-	lc := &LeaseCtl{rt: rt, id: ex.ID, call: c, from: from}
+	// One control per runtime, reused: a LeaseCtl is valid only during Receive, and a
+	// call dispatches one message (nothing is dispatched from inside another).
+	lc := rt.ctl
+	if lc == nil {
+		lc = new(LeaseCtl)
+		rt.ctl = lc
+	}
+	*lc = LeaseCtl{rt: rt, id: ex.ID, ex: ex, call: c, from: from}
+	defer func() { *lc = LeaseCtl{} }() // keep nothing of the message
 	if ex.Pattern == nil {
 		defer func() {
 			if r := recover(); r != nil {
@@ -946,11 +1027,11 @@ func (rt *Runtime) onAck(a Ack) {
 	if len(im.Buf) == 0 {
 		im.RtoOn = false
 	} else {
-		im.RtoAt, im.RtoOn = rt.now.Add(rt.Cfg.rto()), true
+		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 	if im.Revoking {
 		if len(im.Buf) == 0 || a.End != Live {
-			delete(rt.Imports, a.Ref) // the revoke was delivered: reclaim silently
+			rt.dropImport(a.Ref) // the revoke was delivered: reclaim silently
 		}
 		return
 	}
@@ -968,6 +1049,7 @@ func (rt *Runtime) onAck(a Ack) {
 			// LS-2: the holder's timer follows the grantor's remaining time, from the
 			// newest information only (a late duplicate of an older ack is ignored).
 			im.Deadline, im.Until = rt.now.Add(rt.holderLeft(a.Left)), a.Until
+			rt.schedImport(im)
 		}
 	}
 }
@@ -976,12 +1058,16 @@ func (rt *Runtime) onAck(a Ack) {
 
 func (rt *Runtime) retransmitDue() {
 	var due []RefID
-	for id, im := range rt.Imports {
-		if im.RtoOn && rt.now >= im.RtoAt {
-			due = append(due, id)
+	if rt.scan {
+		for id, im := range rt.Imports {
+			if im.RtoOn && rt.now >= im.RtoAt {
+				due = append(due, id)
+			}
 		}
+		slices.SortFunc(due, RefID.Compare)
+	} else {
+		due = rt.rtoQ.due(rt.now, rt.rtoLive)
 	}
-	slices.SortFunc(due, RefID.Compare)
 	for _, id := range due {
 		im := rt.Imports[id]
 		if !rt.Connected(id.Grantor) {
@@ -991,7 +1077,7 @@ func (rt *Runtime) retransmitDue() {
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
-		im.RtoAt = rt.now.Add(rt.Cfg.rto())
+		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 }
 
@@ -1009,7 +1095,7 @@ func (rt *Runtime) flushTo(peer sim.NodeID) {
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
-		im.RtoAt, im.RtoOn = rt.now.Add(rt.Cfg.rto()), true
+		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 }
 
@@ -1090,7 +1176,7 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 	if connected {
 		rt.transmit(im, c)
 		if !im.RtoOn {
-			im.RtoAt, im.RtoOn = rt.now.Add(rt.Cfg.rto()), true
+			rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 		}
 	}
 }
@@ -1116,6 +1202,7 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	}
 	im := &Import{ID: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Deadline: rt.now.Add(rt.holderLeft(p.Left)), Until: p.Until}
 	rt.Imports[id] = im
+	rt.schedImport(im)
 	rt.out.Observe(KindResolve, ObsResolve{Lease: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Left: p.Left, At: rt.now, Deadline: im.Deadline})
 	return id
 }
@@ -1151,7 +1238,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	case how == Revoked && rt.Cfg.Broken.TakeAfterRevoke:
 		ex.Ended = how // broken variant only: keep taking messages
 	case cause != "timer":
-		delete(rt.Exports, id)
+		rt.dropExport(id)
 		rt.bury(id, Tomb{Deadline: ex.Deadline, Expected: ex.Expected, How: how})
 		if ex.Object != futureObject {
 			rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Server, How: how, Object: ex.Object}, n > 0)
@@ -1159,7 +1246,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	case rt.Cfg.Broken.AcceptAfterExpiry:
 		ex.Ended = how
 	default:
-		delete(rt.Exports, id)
+		rt.dropExport(id)
 		if ex.Object != futureObject {
 			rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Server, How: how, Object: ex.Object}, n > 0)
 		}
@@ -1177,7 +1264,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 func (rt *Runtime) endImport(id RefID, how End, cause string) {
 	im := rt.Imports[id]
 	if im.Revoking {
-		delete(rt.Imports, id) // already ended (revoked) when the holder asked
+		rt.dropImport(id) // already ended (revoked) when the holder asked
 		return
 	}
 	n := 0
@@ -1188,7 +1275,7 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 		}
 	}
 	rt.out.Observe(KindEnd, ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n})
-	delete(rt.Imports, id)
+	rt.dropImport(id)
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Client, How: how, Object: im.Object}, n > 0)
 	}

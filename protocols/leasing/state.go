@@ -55,7 +55,10 @@ func (rt *Runtime) clone() Runtime {
 		c.Futures[k] = &f
 	}
 	c.Async = slices.Clone(rt.Async)
-	c.releases = nil
+	// A copy scans its few sides instead of keeping deadline queues: the model checker
+	// copies a device at every step, and would rebuild them every time.
+	c.exportQ, c.importQ, c.rtoQ, c.scan = nil, nil, nil, true
+	c.releases, c.ctl = nil, nil
 	return c
 }
 

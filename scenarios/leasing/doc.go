@@ -77,7 +77,8 @@
 //	                       sequential lease register of linmodel.go (grant, deliver, renew
 //	                       with the max rule, end; a delivery takes effect where the grantor
 //	                       takes the message); see there why checker.LeaseRegister does not
-//	                       fit
+//	                       fit. Each lease's points are replayed through the register first
+//	                       (leasesReplay); the porcupine check runs when one does not replay
 //	LS-4/futures           each future completes once: resolved before its due time or
 //	                       ruined by a timeout at or after it
 //	LS-2/misuse-refused    renewing a revoked or expired lease, and a far reference to the

@@ -2,8 +2,6 @@ package lsscen
 
 import (
 	"cmp"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
@@ -15,11 +13,13 @@ import (
 // and shared by every property of that run.
 type index struct {
 	r *checker.Run
-	// by holds each lease's (and each reference's) observations: one map lookup per
-	// observation and per lease a property visits (see lease).
-	by      map[ls.RefID]*leaseObs
-	fcalls  map[futKey]obsOf[ls.ObsFuture]
-	fdone   map[futKey][]obsOf[ls.ObsFuture]
+	// by finds each lease's (and each reference's) observations in obs: one map
+	// lookup per observation and per lease a property visits (see lease).
+	by      refSlots
+	obs     leaseArray
+	lastID  ls.RefID // lease's last answer
+	last    *leaseObs
+	futs    []futObs // by first observation
 	perrors []obsOf[ls.ObsPatternError]
 	// ups lists, per (device, peer), when the device's discovery layer saw the peer
 	// come (back) in range.
@@ -33,7 +33,7 @@ type index struct {
 // leaseObs is one lease's (or reference's) observations.
 type leaseObs struct {
 	grant    obsOf[ls.ObsGrant]
-	resolve  obsOf[ls.ObsResolve]
+	resolve  *sim.Observation // the holder's ls.ObsResolve (noObservation if none)
 	resolved bool
 	ends     [2][]obsOf[ls.ObsEnd] // by side (sideIdx)
 	listens  [2][]string
@@ -50,22 +50,30 @@ type leaseObs struct {
 	// period is the lease's longest period: its term and every renewal time
 	// requested or granted (a future's lease has its due time as term).
 	period time.Duration
-	seen   bool // in refs
+	seen   bool          // in refs
+	n      [nLists]int32 // list lengths (buildIndex)
 }
 
 // noObs is what lease returns for a lease without observations (read only).
 var noObs = newLeaseObs()
 
 func newLeaseObs() *leaseObs {
-	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: obsOf[ls.ObsResolve]{Observation: noObservation}}
+	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
 }
 
-// lease returns the observations of a lease or reference (never nil; read only).
+// lease returns the observations of a lease or reference (never nil; read only). The
+// properties ask for one lease several times in a row: the last answer is kept (the
+// properties of a run are checked one after another, never concurrently).
 func (x *index) lease(id ls.RefID) *leaseObs {
-	if l := x.by[id]; l != nil {
-		return l
+	if x.last != nil && id == x.lastID {
+		return x.last
 	}
-	return noObs
+	l := noObs
+	if s, ok := x.by.get(id); ok {
+		l = x.obs.at(s)
+	}
+	x.lastID, x.last = id, l
+	return l
 }
 
 // sideIdx indexes leaseObs's per-side lists.
@@ -93,93 +101,130 @@ type futKey struct {
 	Boot uint32
 }
 
+// The lists of a leaseObs an observation goes to (buildIndex's first pass records it,
+// the second fills the lists, each allocated once at its final length).
+const (
+	listNone = iota
+	listEnd  // + sideIdx
+	_
+	listListen // + sideIdx
+	_
+	listFired // + sideIdx
+	_
+	listSend
+	listRecv
+	listDrop
+	listForward
+	listRenew
+	nLists
+)
+
+// buildIndex indexes a run's history in two passes: the first finds each
+// observation's lease and list and does everything else (grants, periods, futures,
+// peers), the second fills the per-lease lists, cut from one array per kind of
+// observation.
 func buildIndex(r *checker.Run) *index {
 	x := &index{
-		r:      r,
-		by:     map[ls.RefID]*leaseObs{},
-		fcalls: map[futKey]obsOf[ls.ObsFuture]{},
-		fdone:  map[futKey][]obsOf[ls.ObsFuture]{},
-		ups:    map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
+		r:   r,
+		ups: map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
 	}
-	get := func(id ls.RefID) *leaseObs {
-		l := x.by[id]
-		if l == nil {
-			l = newLeaseObs()
-			x.by[id] = l
+	h := r.History()
+	x.by = refSlots{m: map[ls.RefID]int32{}}
+	obs := &x.obs
+	futSlots := map[futKey]int32{}
+	var total [nLists]int
+	// where[i] is observation i's lease slot << 4 | list, 0 for none.
+	where := make([]uint32, len(h))
+	get := func(id ls.RefID) int32 {
+		s, ok := x.by.get(id)
+		if !ok {
+			s = obs.add()
+			x.by.put(id, s)
 		}
-		return l
+		return s
 	}
-	ref := func(id ls.RefID, l *leaseObs) {
-		if !l.seen {
+	put := func(i int, s int32, list int) {
+		where[i] = uint32(s)<<4 | uint32(list)
+		obs.at(s).n[list]++
+		total[list]++
+	}
+	ref := func(id ls.RefID, s int32) {
+		if l := obs.at(s); !l.seen {
 			l.seen = true
 			x.refs = append(x.refs, id)
 		}
 	}
-	h := r.History()
 	for i := range h {
 		o := &h[i]
 		switch v := o.Value.(type) {
 		case ls.ObsGrant:
-			l := get(v.Lease)
+			s := get(v.Lease)
+			l := obs.at(s)
 			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
 		case ls.ObsResolve:
-			l := get(v.Lease)
-			l.resolve, l.resolved = obsOf[ls.ObsResolve]{o, v}, true
+			s := get(v.Lease)
+			l := obs.at(s)
+			l.resolve, l.resolved = o, true
 		case ls.ObsEnd:
-			l := get(v.Lease)
-			i := sideIdx(v.Side)
-			l.ends[i] = append(l.ends[i], obsOf[ls.ObsEnd]{o, v})
-			if !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
+			s := get(v.Lease)
+			put(i, s, listEnd+sideIdx(v.Side))
+			if l := obs.at(s); !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
 				// A client-side expire (LS-2) abandons the lease on purpose like
 				// KindIdle: the grantor's side ends by its own timer.
 				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsListener:
-			l := get(v.Lease)
-			i := sideIdx(v.Side)
+			s := get(v.Lease)
 			if o.Kind == ls.KindListen {
-				l.listens[i] = append(l.listens[i], v.Tag)
+				put(i, s, listListen+sideIdx(v.Side))
 			} else {
-				l.fired[i] = append(l.fired[i], obsOf[ls.ObsListener]{o, v})
+				put(i, s, listFired+sideIdx(v.Side))
 			}
 		case ls.ObsSend:
-			l := get(v.Ref)
-			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, v})
-			ref(v.Ref, l)
+			s := get(v.Ref)
+			put(i, s, listSend)
+			ref(v.Ref, s)
 			if v.Op == ls.OpRenew {
 				x.maxTerm = max(x.maxTerm, v.D)
-				l.period = max(l.period, v.D)
+				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
 		case ls.ObsRecv:
-			l := get(v.Ref)
-			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, v})
-			ref(v.Ref, l)
+			s := get(v.Ref)
+			put(i, s, listRecv)
+			ref(v.Ref, s)
 		case ls.ObsDrop:
-			l := get(v.Ref)
-			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, v})
+			put(i, get(v.Ref), listDrop)
 		case ls.ObsForward:
-			l := get(v.Ref)
-			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, v})
+			put(i, get(v.Ref), listForward)
 		case ls.ObsRenew:
-			l := get(v.Lease)
-			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, v})
+			s := get(v.Lease)
+			put(i, s, listRenew)
 			if v.Ok {
 				x.maxTerm = max(x.maxTerm, v.D)
-				l.period = max(l.period, v.D)
+				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
 		case ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
-			if o.Kind == ls.KindFutureCall {
-				x.fcalls[k] = obsOf[ls.ObsFuture]{o, v}
+			f, ok := futSlots[k]
+			if !ok {
+				f = int32(len(x.futs))
+				futSlots[k] = f
+				x.futs = append(x.futs, futObs{key: k})
+			}
+			if fo := &x.futs[f]; o.Kind == ls.KindFutureCall {
+				fo.call = o
 				x.maxTerm = max(x.maxTerm, v.Due)
 			} else {
-				x.fdone[k] = append(x.fdone[k], obsOf[ls.ObsFuture]{o, v})
+				if fo.done == 0 {
+					fo.first = o
+				}
+				fo.done++
 			}
 		case ls.ObsIdle:
-			if l := get(v.Lease); !l.idled {
+			if l := obs.at(get(v.Lease)); !l.idled {
 				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsPatternError:
@@ -191,7 +236,125 @@ func buildIndex(r *checker.Run) *index {
 			}
 		}
 	}
+	// Each list gets its exact length, cut from one array per kind.
+	ends := make([]obsOf[ls.ObsEnd], 0, total[listEnd]+total[listEnd+1])
+	fired := make([]obsOf[ls.ObsListener], 0, total[listFired]+total[listFired+1])
+	listens := make([]string, 0, total[listListen]+total[listListen+1])
+	sends := make([]obsOf[ls.ObsSend], 0, total[listSend])
+	recvs := make([]obsOf[ls.ObsRecv], 0, total[listRecv])
+	drops := make([]obsOf[ls.ObsDrop], 0, total[listDrop])
+	forwards := make([]obsOf[ls.ObsForward], 0, total[listForward])
+	renews := make([]obsOf[ls.ObsRenew], 0, total[listRenew])
+	for s := range obs.n {
+		l := obs.at(s)
+		c := &l.n
+		for k := range 2 {
+			l.ends[k], ends = cut(ends, c[listEnd+k])
+			l.fired[k], fired = cut(fired, c[listFired+k])
+			l.listens[k], listens = cut(listens, c[listListen+k])
+		}
+		l.sends, sends = cut(sends, c[listSend])
+		l.recvs, recvs = cut(recvs, c[listRecv])
+		l.drops, drops = cut(drops, c[listDrop])
+		l.forwards, forwards = cut(forwards, c[listForward])
+		l.renews, renews = cut(renews, c[listRenew])
+	}
+	for i, w := range where {
+		if w == 0 {
+			continue
+		}
+		o := &h[i]
+		l := obs.at(int32(w >> 4))
+		switch list := int(w & 15); list {
+		case listEnd, listEnd + 1:
+			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(ls.ObsEnd)})
+		case listListen, listListen + 1:
+			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(ls.ObsListener).Tag)
+		case listFired, listFired + 1:
+			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, o.Value.(ls.ObsListener)})
+		case listSend:
+			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, o.Value.(ls.ObsSend)})
+		case listRecv:
+			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, o.Value.(ls.ObsRecv)})
+		case listDrop:
+			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, o.Value.(ls.ObsDrop)})
+		case listForward:
+			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, o.Value.(ls.ObsForward)})
+		case listRenew:
+			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(ls.ObsRenew)})
+		}
+	}
 	return x
+}
+
+// cut takes the next n elements' room from a (length 0, capacity n) and returns it and
+// the rest.
+func cut[T any](a []T, n int32) ([]T, []T) {
+	if n == 0 {
+		return nil, a
+	}
+	return a[:0:n], a[n:n]
+}
+
+// refSlots numbers references. A lease's RefID is found through its grantor
+// incarnation's table, indexed by the lease number (a grantor numbers its leases 1, 2,
+// …): a few comparisons instead of hashing the whole RefID for every observation. Far
+// references, and a RefID whose table entry holds another one (the same number with
+// another holder, in a malformed history), go to the map.
+type refSlots struct {
+	m      map[ls.RefID]int32
+	tables []slotTable
+}
+
+type slotTable struct {
+	grantor sim.NodeID
+	boot    uint32
+	ids     []ls.RefID // by lease number; the zero RefID where none
+	slots   []int32
+}
+
+// maxDense bounds the lease numbers kept in tables (larger ones use the map).
+const maxDense = 1 << 20
+
+func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
+	for i := range t.tables {
+		if tb := &t.tables[i]; tb.grantor == id.Grantor && tb.boot == id.GBoot {
+			return tb
+		}
+	}
+	if !add {
+		return nil
+	}
+	t.tables = append(t.tables, slotTable{grantor: id.Grantor, boot: id.GBoot})
+	return &t.tables[len(t.tables)-1]
+}
+
+func (t *refSlots) get(id ls.RefID) (int32, bool) {
+	if id.N > 0 && id.N < maxDense {
+		tb := t.table(id, false)
+		if tb == nil || id.N >= int64(len(tb.ids)) || tb.ids[id.N].IsZero() {
+			return 0, false // put fills a free table entry first: never put
+		}
+		if tb.ids[id.N] == id {
+			return tb.slots[id.N], true
+		}
+	}
+	s, ok := t.m[id]
+	return s, ok
+}
+
+func (t *refSlots) put(id ls.RefID, s int32) {
+	if id.N > 0 && id.N < maxDense {
+		tb := t.table(id, true)
+		for int64(len(tb.ids)) <= id.N {
+			tb.ids, tb.slots = append(tb.ids, ls.RefID{}), append(tb.slots, 0)
+		}
+		if tb.ids[id.N].IsZero() {
+			tb.ids[id.N], tb.slots[id.N] = id, s
+			return
+		}
+	}
+	t.m[id] = s
 }
 
 // lazyIndex builds the index on first use; the properties of one run share it.
@@ -216,8 +379,36 @@ func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
 	return es[0], true
 }
 
-func sortedFutKeys(m map[futKey]obsOf[ls.ObsFuture]) []futKey {
-	return slices.SortedFunc(maps.Keys(m), func(a, b futKey) int {
-		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Boot, b.Boot), cmp.Compare(a.ID, b.ID))
-	})
+// futObs is one future's observations (values ls.ObsFuture): its call (nil if none),
+// and its completions (the first and how many).
+type futObs struct {
+	key   futKey
+	call  *sim.Observation
+	first *sim.Observation
+	done  int
+}
+
+// futKeyCompare orders futures by (node, boot, number).
+func futKeyCompare(a, b futKey) int {
+	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Boot, b.Boot), cmp.Compare(a.ID, b.ID))
+}
+
+// leaseArray holds the leases' observations in chunks (no copying as it grows; a
+// slot's address never changes).
+type leaseArray struct {
+	chunks []*[256]leaseObs
+	n      int32
+}
+
+func (a *leaseArray) at(s int32) *leaseObs { return &a.chunks[s>>8][s&255] }
+
+// add appends a lease without observations and returns its slot.
+func (a *leaseArray) add() int32 {
+	if a.n&255 == 0 {
+		a.chunks = append(a.chunks, new([256]leaseObs))
+	}
+	s := a.n
+	a.n++
+	*a.at(s) = leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
+	return s
 }

@@ -1,7 +1,9 @@
 package lsscen
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -80,43 +82,17 @@ func LeaseModel() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return linState{} },
 		Step: func(state, input, output any) (bool, any) {
-			// A step that leaves the state as it was returns state itself: boxing an
-			// unchanged copy would allocate once per delivery.
-			s, in := state.(linState), input.(LinIn)
 			if output == nil {
 				return true, state // pending: the grantor never saw it
 			}
-			o := output.(LinOut)
-			live := s.granted && !s.ended && o.At < s.deadline
-			switch in.Kind {
-			case LinGrant:
-				if s.granted || o.After != o.At.Add(in.Term) {
-					return false, s
-				}
-				s.granted, s.deadline = true, o.After
-				return true, s
-			case LinDeliver:
-				return o.Ok == live, state
-			case LinRenew:
-				if !o.Ok {
-					return !live, state
-				}
-				if !live || o.Before != s.deadline || o.After != max(s.deadline, o.At.Add(in.D)) {
-					return false, s
-				}
-				s.deadline = o.After
-				return true, s
-			case LinEnd:
-				if !s.granted || s.ended {
-					return false, s
-				}
-				if (in.Cause == "timer") != (o.At >= s.deadline) {
-					return false, s
-				}
-				s.ended = true
-				return true, s
+			s := state.(linState)
+			ok, next := linStep(s, input.(LinIn), output.(LinOut))
+			if next == s {
+				// An unchanged state is returned as it came: boxing an unchanged copy
+				// would allocate once per delivery.
+				return ok, state
 			}
-			panic(fmt.Sprintf("lsscen: LeaseModel: unknown op %d", in.Kind))
+			return ok, next
 		},
 		DescribeOperation: func(input, output any) string {
 			in := input.(LinIn)
@@ -151,6 +127,83 @@ func LeaseModel() porcupine.Model {
 	}
 }
 
+// linStep is the lease register's step: whether output o is legal for input in in
+// state s, and the next state.
+func linStep(s linState, in LinIn, o LinOut) (bool, linState) {
+	live := s.granted && !s.ended && o.At < s.deadline
+	switch in.Kind {
+	case LinGrant:
+		if s.granted || o.After != o.At.Add(in.Term) {
+			return false, s
+		}
+		s.granted, s.deadline = true, o.After
+		return true, s
+	case LinDeliver:
+		return o.Ok == live, s
+	case LinRenew:
+		if !o.Ok {
+			return !live, s
+		}
+		if !live || o.Before != s.deadline || o.After != max(s.deadline, o.At.Add(in.D)) {
+			return false, s
+		}
+		s.deadline = o.After
+		return true, s
+	case LinEnd:
+		if !s.granted || s.ended {
+			return false, s
+		}
+		if (in.Cause == "timer") != (o.At >= s.deadline) {
+			return false, s
+		}
+		s.ended = true
+		return true, s
+	}
+	panic(fmt.Sprintf("lsscen: LeaseModel: unknown op %d", in.Kind))
+}
+
+// leaseOp is one operation of a lease's history. A completed one is a point: at is the
+// observation where it took effect. A pending one (a message the grantor never saw)
+// has at its send.
+type leaseOp struct {
+	in      LinIn
+	out     LinOut
+	at      int64
+	pending bool
+}
+
+// appendLeaseOps appends a lease's operations: its grant, one delivery per message sent
+// through it, its renewals and its ends at the grantor.
+func appendLeaseOps(ops []leaseOp, l *leaseObs) []leaseOp {
+	g := l.grant
+	ops = append(ops, leaseOp{in: LinIn{Kind: LinGrant, Term: g.V.Term}, out: LinOut{At: g.V.At, Ok: true, After: g.V.Deadline}, at: g.Index})
+	recvs := l.recvs
+	drops := l.drops
+	for i, s := range l.sends {
+		op := leaseOp{in: LinIn{Kind: LinDeliver, Seq: s.V.Seq}, at: s.Index, pending: true}
+		if i < len(recvs) {
+			rv := recvs[i]
+			op.out, op.at, op.pending = LinOut{At: rv.V.At, Ok: rv.V.Live}, rv.Index, false
+		} else {
+			for _, d := range drops {
+				if d.V.Seq == s.V.Seq && d.V.Why == "ended" && d.Index > s.Index {
+					op.out, op.at, op.pending = LinOut{At: d.V.At}, d.Index, false
+					break
+				}
+			}
+		}
+		ops = append(ops, op)
+	}
+	for _, rn := range l.renews {
+		ops = append(ops, leaseOp{in: LinIn{Kind: LinRenew, D: rn.V.D},
+			out: LinOut{At: rn.V.At, Ok: rn.V.Ok, Before: rn.V.Before, After: rn.V.After}, at: rn.Index})
+	}
+	for _, en := range l.ends[sideIdx(ls.Server)] {
+		ops = append(ops, leaseOp{in: LinIn{Kind: LinEnd, How: en.V.How, Cause: en.V.Cause}, out: LinOut{At: en.V.At, Ok: true}, at: en.Index})
+	}
+	return ops
+}
+
 // leaseOps extracts every lease's operations from a run (partitioned by lease).
 func leaseOps(x *index) []checker.Operation {
 	n := 0
@@ -159,51 +212,64 @@ func leaseOps(x *index) []checker.Operation {
 		n += 1 + len(l.sends) + len(l.renews) + len(l.ends[sideIdx(ls.Server)])
 	}
 	ops := make([]checker.Operation, 0, n)
+	var lops []leaseOp
 	for _, id := range x.leases {
 		key := id.String()
-		l := x.lease(id)
-		g := l.grant
-		ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinGrant, Term: g.V.Term},
-			Output: LinOut{At: g.V.At, Ok: true, After: g.V.Deadline}, Call: g.Index, Return: g.Index})
-		recvs := l.recvs
-		drops := l.drops
-		for i, s := range l.sends {
-			op := checker.Operation{Key: key, Client: 1, Input: LinIn{Kind: LinDeliver, Seq: s.V.Seq}, Call: s.Index, Pending: true}
-			if i < len(recvs) {
-				rv := recvs[i]
-				op.Output, op.Call, op.Return, op.Pending = LinOut{At: rv.V.At, Ok: rv.V.Live}, rv.Index, rv.Index, false
-			} else {
-				for _, d := range drops {
-					if d.V.Seq == s.V.Seq && d.V.Why == "ended" && d.Index > s.Index {
-						op.Output, op.Call, op.Return, op.Pending = LinOut{At: d.V.At}, d.Index, d.Index, false
-						break
-					}
-				}
+		lops = appendLeaseOps(lops[:0], x.lease(id))
+		for _, o := range lops {
+			op := checker.Operation{Key: key, Input: o.in, Call: o.at, Pending: o.pending}
+			if o.in.Kind == LinDeliver {
+				op.Client = 1
+			}
+			if !o.pending {
+				// Every completed operation is a point (one observation): that point is
+				// where it took effect, so the checker replays the points in order and
+				// searches only a lease whose replay fails (never, in a correct run).
+				op.Output, op.Return, op.At = o.out, o.at, o.at
 			}
 			ops = append(ops, op)
-		}
-		for _, rn := range l.renews {
-			ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinRenew, D: rn.V.D},
-				Output: LinOut{At: rn.V.At, Ok: rn.V.Ok, Before: rn.V.Before, After: rn.V.After}, Call: rn.Index, Return: rn.Index})
-		}
-		for _, en := range l.ends[sideIdx(ls.Server)] {
-			ops = append(ops, checker.Operation{Key: key, Client: 0, Input: LinIn{Kind: LinEnd, How: en.V.How, Cause: en.V.Cause},
-				Output: LinOut{At: en.V.At, Ok: true}, Call: en.Index, Return: en.Index})
-		}
-	}
-	// Every completed operation is a point (one observation): that point is where it
-	// took effect, so the checker replays the points in order and searches only a
-	// lease whose replay fails (never, in a correct run).
-	for i := range ops {
-		if !ops[i].Pending {
-			ops[i].At = ops[i].Call
 		}
 	}
 	return ops
 }
 
+// leasesReplay reports whether every lease's completed operations, replayed in the
+// order of their points, are legal for the lease register: the witness the
+// linearizability check replays first (checker's witnessed; a pending operation never
+// took effect and is left out), here without boxing every operation. When it holds,
+// the history is linearizable and that check would find exactly this; when it does
+// not, the check runs in full.
+func leasesReplay(x *index) bool {
+	var ops []leaseOp
+	for _, id := range x.leases {
+		ops = slices.DeleteFunc(appendLeaseOps(ops[:0], x.lease(id)), func(o leaseOp) bool { return o.pending })
+		for _, o := range ops {
+			if o.at == 0 {
+				return false // no valid point (the witness needs one): let the search decide
+			}
+		}
+		slices.SortFunc(ops, func(a, b leaseOp) int { return cmp.Compare(a.at, b.at) })
+		var st linState
+		for _, o := range ops {
+			var ok bool
+			if ok, st = linStep(st, o.in, o.out); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (e *env) linearizable() checker.Property {
-	return checker.Linearizable("LS-P6/linearizable", LeaseModel(), func(r *checker.Run) ([]checker.Operation, error) {
+	p := checker.Linearizable("LS-P6/linearizable", LeaseModel(), func(r *checker.Run) ([]checker.Operation, error) {
 		return leaseOps(e.li.get(r)), nil
 	}, 0)
+	full := p.Check
+	p.Check = func(r *checker.Run) error {
+		if !r.Visualize && leasesReplay(e.li.get(r)) {
+			return nil // what the full check would conclude from the same replay
+		}
+		return full(r)
+	}
+	return p
 }

@@ -250,10 +250,11 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 	for _, id := range x.leases {
 		g := x.lease(id).grant
 		end := int64(math.MaxInt64)
-		var how string
-		if se, ok := x.firstEnd(id, ls.Server); ok {
-			end, how = se.Index, fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time)
+		se, ended := x.firstEnd(id, ls.Server)
+		if ended {
+			end = se.Index
 		}
+		how := func() string { return fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time) } // for an error only
 		dl := g.Local.Add(g.V.Term)
 		l := x.lease(id)
 		renews, recvs, fwds := l.renews, l.recvs, l.forwards
@@ -282,7 +283,7 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 						id, rv.V.Seq, rv.V.Op, rv.V.Method, rv.Local, dl, g.Local, g.V.Term, rv.V.Deadline)
 				}
 				if rv.Index > end {
-					return fmt.Errorf("lease %s: message #%d accepted at %v after the lease %s", id, rv.V.Seq, rv.Time, how)
+					return fmt.Errorf("lease %s: message #%d accepted at %v after the lease %s", id, rv.V.Seq, rv.Time, how())
 				}
 				continue
 			}
@@ -292,7 +293,7 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 				return fmt.Errorf("lease %s: the service processed %s#%d at local %v, at or after the deadline %v", id, f.V.Method, f.V.Seq, f.Local, min(dl, f.V.Deadline))
 			}
 			if f.Index > end {
-				return fmt.Errorf("lease %s: the service processed %s#%d at %v after the lease %s", id, f.V.Method, f.V.Seq, f.Time, how)
+				return fmt.Errorf("lease %s: the service processed %s#%d at %v after the lease %s", id, f.V.Method, f.V.Seq, f.Time, how())
 			}
 		}
 	}
@@ -504,6 +505,7 @@ func (e *env) listenersOnce(r *checker.Run, x *index, id ls.RefID, side ls.Side)
 func (e *env) transientTolerance(r *checker.Run) error {
 	x := e.li.get(r)
 	flush := e.flush()
+	var fwd []bool
 	for _, id := range x.refs {
 		sends, recvs := x.lease(id).sends, x.lease(id).recvs
 		for i, rv := range recvs {
@@ -517,12 +519,28 @@ func (e *env) transientTolerance(r *checker.Run) error {
 				return fmt.Errorf("reference %s: message #%d sent as %s %s, taken as %s %s", id, rv.V.Seq, s.Op, s.Method, rv.V.Op, rv.V.Method)
 			}
 		}
-		fwd := map[int64]bool{}
+		// Which messages were processed: by sequence number 1…len(recvs) (any other
+		// number fails below the first time it is seen; the map is for the numbers
+		// below 1, which a correct run never has).
+		fwd = fwd[:0]
+		for range len(recvs) + 1 {
+			fwd = append(fwd, false)
+		}
+		var odd map[int64]bool
 		for _, f := range x.lease(id).forwards {
-			if fwd[f.V.Seq] {
+			seq := f.V.Seq
+			inRange := seq >= 1 && seq <= int64(len(recvs))
+			if (inRange && fwd[seq]) || (!inRange && odd[seq]) {
 				return fmt.Errorf("reference %s: message #%d processed twice", id, f.V.Seq)
 			}
-			fwd[f.V.Seq] = true
+			if inRange {
+				fwd[seq] = true
+			} else {
+				if odd == nil {
+					odd = map[int64]bool{}
+				}
+				odd[seq] = true
+			}
 			if f.V.Seq > int64(len(recvs)) || !recvs[f.V.Seq-1].V.Live {
 				return fmt.Errorf("reference %s: message #%d processed without being taken live", id, f.V.Seq)
 			}
@@ -663,23 +681,41 @@ func (e *env) singleCall(r *checker.Run) error {
 // with a timeout at or after it.
 func (e *env) futures(r *checker.Run) error {
 	x := e.li.get(r)
-	for _, k := range sortedFutKeys(x.fcalls) {
-		c := x.fcalls[k]
-		due := c.V.At.Add(c.V.Due)
-		ds := x.fdone[k]
-		switch {
-		case len(ds) > 1:
-			return fmt.Errorf("future %d of %s completed %d times", k.ID, r.Final[k.Node].Name, len(ds))
-		case len(ds) == 0:
-			by := c.Time.Add(e.g.stretch(c.V.Due) + e.g.steps + 2*time.Millisecond)
-			if by <= r.Time && !e.g.crashedIn(k.Node, c.Time, by) {
-				return fmt.Errorf("future %d (%s) of %s called at %v with due %v never completed", k.ID, c.V.Tag, r.Final[k.Node].Name, c.Time, c.V.Due)
-			}
-		case ds[0].V.Ok && ds[0].V.At >= due:
-			return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, ds[0].V.At, due)
-		case !ds[0].V.Ok && ds[0].V.Err == "timeout" && ds[0].V.At < due:
-			return fmt.Errorf("future %d (%s) ruined by a timeout at local %v, before its due time %v", k.ID, c.V.Tag, ds[0].V.At, due)
+	// Every future is judged; the error reported is the one of the first failing
+	// future in (node, boot, number) order.
+	var first *futObs
+	var firstErr error
+	for i := range x.futs {
+		f := &x.futs[i]
+		if f.call == nil || (first != nil && futKeyCompare(f.key, first.key) >= 0) {
+			continue
 		}
+		if err := e.future(r, f); err != nil {
+			first, firstErr = f, err
+		}
+	}
+	return firstErr
+}
+
+// future judges one called future (LS-4).
+func (e *env) future(r *checker.Run, f *futObs) error {
+	k, c := f.key, obsOf[ls.ObsFuture]{f.call, f.call.Value.(ls.ObsFuture)}
+	due := c.V.At.Add(c.V.Due)
+	switch {
+	case f.done > 1:
+		return fmt.Errorf("future %d of %s completed %d times", k.ID, r.Final[k.Node].Name, f.done)
+	case f.done == 0:
+		by := c.Time.Add(e.g.stretch(c.V.Due) + e.g.steps + 2*time.Millisecond)
+		if by <= r.Time && !e.g.crashedIn(k.Node, c.Time, by) {
+			return fmt.Errorf("future %d (%s) of %s called at %v with due %v never completed", k.ID, c.V.Tag, r.Final[k.Node].Name, c.Time, c.V.Due)
+		}
+		return nil
+	}
+	switch d := f.first.Value.(ls.ObsFuture); {
+	case d.Ok && d.At >= due:
+		return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, d.At, due)
+	case !d.Ok && d.Err == "timeout" && d.At < due:
+		return fmt.Errorf("future %d (%s) ruined by a timeout at local %v, before its due time %v", k.ID, c.V.Tag, d.At, due)
 	}
 	return nil
 }

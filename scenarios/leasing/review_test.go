@@ -103,6 +103,14 @@ func TestLeaseOpsDeliveryAfterRevoke(t *testing.T) {
 	if got := lin(leaseOps(buildIndex(mk(false)))...); got != porcupine.Ok {
 		t.Errorf("a message refused after the revoke: %v, want ok", got)
 	}
+	// The property's replay without the generic operations agrees (an illegal one
+	// falls back to the full check).
+	if leasesReplay(buildIndex(mk(true))) {
+		t.Error("leasesReplay accepted a message taken live after the revoke")
+	}
+	if !leasesReplay(buildIndex(mk(false))) {
+		t.Error("leasesReplay refused a message refused after the revoke")
+	}
 }
 
 // LS-P5 must be exercised, not only hold: across a few swarm seeds some single-call
