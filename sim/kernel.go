@@ -27,9 +27,13 @@ type Config struct {
 	Trace Tracer
 	// Observations is how many observations the run is expected to record: room for
 	// them is reserved up front, so a long history is not copied as it grows (a hint
-	// only, never a bound; 0: none).
+	// only, never a bound; 0: none; at most MaxReserved are reserved, so that a hint
+	// computed from a long horizon cannot take the memory the run needs).
 	Observations int
 }
+
+// MaxReserved bounds the observations Config.Observations reserves room for.
+const MaxReserved = 1 << 18
 
 // Outcome says why a run ended.
 type Outcome uint8
@@ -226,7 +230,7 @@ func New(cfg Config) (*Kernel, error) {
 		tr:      cfg.Trace,
 	}
 	if cfg.Observations > 0 {
-		k.history = make([]Observation, 0, cfg.Observations)
+		k.history = make([]Observation, 0, min(cfg.Observations, MaxReserved))
 	}
 	seen := map[string]bool{}
 	for i, s := range cfg.Nodes {

@@ -451,7 +451,7 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
 		// With the default parameters a device records up to about 550 observations a
 		// second (seeds 1-60: 8 000 to 44 000 in all): room for them up front.
-		Observations: int(550 * int64(n) * int64(until) / int64(time.Second)),
+		Observations: int(min(550*int64(n)*int64(until)/int64(time.Second), sim.MaxReserved)),
 		Properties:   props,
 		Metrics:      func(res *sim.Result) any { return musicMetrics(res) },
 	}, nil
