@@ -67,15 +67,21 @@ func TestModelExhaustive(t *testing.T) {
 // (A task that trusts states older than its last forms, bug no-ack, sends forms
 // without bound: the exhaustive search of TestModelExhaustive would stop at its
 // MaxStates with outcome "bound reached" and fail; the sweeps and
-// TestK1BrokenWithoutAcks catch it.)
+// TestK1BrokenWithoutAcks catch it.) silent-release breaks a liveness property, which
+// is judged once the whole space is explored (140,583 states, and the fair-cycle
+// search): -short explores two tasks instead, P1 and P1+P2 (1,838 states).
 func TestModelCatchesBrokenVariants(t *testing.T) {
+	silent := map[string]string{"bug": "silent-release"}
+	if testing.Short() {
+		silent["tasks"] = "P1,P1+P2"
+	}
 	for _, c := range []struct {
 		params map[string]string
 		want   []string
 	}{
 		{map[string]string{"bug": "book-used", "caps": "2,1"}, []string{"WK-P1 mutual exclusion", "WK-P2 all or nothing"}},
 		{map[string]string{"bug": "no-order-wait"}, []string{"WK-booking"}},
-		{map[string]string{"bug": "silent-release"}, []string{"all tasks done"}},
+		{silent, []string{"all tasks done"}},
 		{map[string]string{"bug": "ignore-orders"}, []string{"agent rules"}},
 	} {
 		res := checkModel(t, c.params, model.Options{Strategy: model.DFS, MaxStates: 400_000})
