@@ -48,15 +48,20 @@ func (g *guarded) Handle(in sim.Input, out *sim.Outbox) {
 // Every state the checker stores stays as it was although the clones of its nodes
 // share their maps. TestModelProperties and TestModelOptions explore their
 // configurations with guarded nodes (the crash budget's restarts and EO-8's selection
-// included); this adds a larger crash budget with the resource service, bounded.
+// included); this adds a larger crash budget with the resource service, bounded
+// (-short: to a quarter).
 func TestModelCloneSharingInvisible(t *testing.T) {
-	res := checkModel(t, map[string]string{"crashes": "2", "pool": "true"}, model.Options{MaxStates: 200_000}, true)
+	bound := int64(200_000)
+	if testing.Short() {
+		bound /= 4
+	}
+	res := checkModel(t, map[string]string{"crashes": "2", "pool": "true"}, model.Options{MaxStates: bound}, true)
 	for _, p := range res.Properties {
 		if p.Name == "no-panic" && p.Status == model.Failed {
 			t.Fatalf("no-panic %s: %v", p.Status, res.Violation)
 		}
 	}
-	if res.Distinct < 200_000 {
-		t.Fatalf("%d states explored, want the bound's 200,000", res.Distinct)
+	if res.Distinct < bound {
+		t.Fatalf("%d states explored, want the bound's %d", res.Distinct, bound)
 	}
 }

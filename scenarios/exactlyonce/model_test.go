@@ -125,13 +125,31 @@ func TestModelWorkersAgree(t *testing.T) {
 	wantCounts(t, res, crashFree)
 }
 
-// The resource service, crash-free: EO-P2 as an invariant (the stage's reservation
-// commits at most once). (The selection protocol of EO-8, the other option, is pinned
-// in TestModelProperties.)
+// The resource service: EO-P2 as an invariant (the stage's reservation commits at
+// most once), in a two-node stage with a crash and in the default stage without one.
+// (The selection protocol of EO-8, the other option, is pinned in
+// TestModelProperties.)
 func TestModelOptions(t *testing.T) {
-	res := checkModel(t, map[string]string{"crashes": "0", "pool": "true"}, model.Options{MaxStates: 1_000_000}, true)
-	wantClean(t, res, map[string]model.Status{PropP2: model.Holds, "a voter answers COND_YES": model.Witnessed})
-	wantCounts(t, res, counts{242_476, 608_346, 39})
+	for _, tc := range []struct {
+		name   string
+		params map[string]string
+		extra  map[string]model.Status
+		want   counts
+	}{
+		{"pool, two nodes, a crash", map[string]string{"crashes": "1", "observers": "1", "pool": "true"},
+			map[string]model.Status{PropP2: model.Holds, "a voter answers COND_YES": model.Failed}, counts{7_972, 17_443, 25}},
+		{"pool, crash-free", map[string]string{"crashes": "0", "pool": "true"},
+			map[string]model.Status{PropP2: model.Holds, "a voter answers COND_YES": model.Witnessed}, counts{242_476, 608_346, 39}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && tc.want.distinct > 100_000 {
+				t.Skipf("-short: %s (%d states) runs in the full suite; the two-node configuration still checks EO-P2", tc.name, tc.want.distinct)
+			}
+			res := checkModel(t, tc.params, model.Options{MaxStates: 1_000_000}, true)
+			wantClean(t, res, tc.extra)
+			wantCounts(t, res, tc.want)
+		})
+	}
 }
 
 // The model checker catches the broken variants as invariant violations, already
