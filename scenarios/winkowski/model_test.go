@@ -103,7 +103,8 @@ func TestModelCatchesBrokenVariants(t *testing.T) {
 // Random walks over configurations too large to exhaust: three agents (one task each)
 // with a crash budget — an agent may crash at any point and restart from stable
 // storage (F2) — and, separately, lossy links with the retry timer on (K2). The
-// invariants hold on every walk; the walks catch a broken variant.
+// invariants hold on every walk; the walks catch a broken variant. -short walks a
+// third as many times.
 func TestModelRandomWalks(t *testing.T) {
 	for _, c := range []struct {
 		params map[string]string
@@ -115,6 +116,9 @@ func TestModelRandomWalks(t *testing.T) {
 		{map[string]string{"agents": "3", "crashes": "1", "bug": "no-order-wait"}, 300, 0, "WK-booking"},
 		{map[string]string{"agents": "3", "retry": "true", "losses": "3"}, 30, 250, ""},
 	} {
+		if testing.Short() {
+			c.walks /= 3
+		}
 		res := checkModel(t, c.params, model.Options{Strategy: model.Random, Seed: 1, Walks: c.walks, MaxDepth: c.depth})
 		switch {
 		case c.want == "" && res.Violation != nil:
