@@ -209,6 +209,9 @@ func TestModelCatchesUnvoteWithoutTid(t *testing.T) {
 		t.Fatalf("unvote-no-tid: %s %q violated after %d states; pinned always %q after 106,604",
 			v.Kind, v.Name, res.Distinct, PropP1)
 	}
+	if testing.Short() {
+		t.Skip("-short: the correct protocol's bounded search (110,000 states, no violation) runs in the full suite")
+	}
 	ok := checkModel(t, params, model.Options{Strategy: model.DFS, MaxStates: maxStates}, false)
 	if ok.Outcome == model.Violated || ok.Bound != "max-states" {
 		t.Fatalf("correct protocol, attempts=2: outcome %s after %d states (violation %+v); want the bound hit without a violation",
