@@ -43,10 +43,14 @@ func TestExplorerInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		srv  *Server
-	}{{"simulator trace", simSrv}, {"model-checker counterexample", cexSrv}, {"actor model", modSrv}, {"plain spec", specSrv}, {"discrete-time counterexample", lsSrv}} {
+		name  string
+		srv   *Server
+		short bool // runs under -short: one page of each view
+	}{{"simulator trace", simSrv, true}, {"model-checker counterexample", cexSrv, false}, {"actor model", modSrv, true}, {"plain spec", specSrv, false}, {"discrete-time counterexample", lsSrv, false}} {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && !tc.short {
+				t.Skip("-short: one Chromium self-check per view (simulator trace, actor model); this page's runs in the full suite")
+			}
 			ts := serve(t, tc.srv)
 			if got := browsertest.SelfCheck(t, ts.URL+"/?selftest=1", 20*time.Second); got != "ok" {
 				t.Fatalf("self-check: %s", got)
@@ -55,6 +59,9 @@ func TestExplorerInBrowser(t *testing.T) {
 	}
 	// The self-check can fail: an API that answers 500 for every step is caught.
 	t.Run("broken API is caught", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: the check that a broken API fails the self-check runs in the full suite")
+		}
 		h := simSrv.Handler()
 		ts := serve(t, &Server{})
 		ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

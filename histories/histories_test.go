@@ -145,8 +145,14 @@ func TestMalformed(t *testing.T) {
 }
 
 // A history larger than MaxBytes is refused after reading MaxBytes, in bounded memory.
+// -short pads each operation to a quarter MiB with trailing blanks: a few hundred
+// operations to parse instead of a million.
 func TestTooLarge(t *testing.T) {
-	line := `{"process": 0, "type": "invoke", "f": "read", "key": "x", "value": null}` + "\n" + `{"process": 0, "type": "ok", "f": "read", "key": "x", "value": null}` + "\n"
+	pad := ""
+	if testing.Short() {
+		pad = strings.Repeat(" ", 1<<18)
+	}
+	line := `{"process": 0, "type": "invoke", "f": "read", "key": "x", "value": null}` + pad + "\n" + `{"process": 0, "type": "ok", "f": "read", "key": "x", "value": null}` + pad + "\n"
 	r := &repeat{s: line, n: MaxBytes/len(line) + 10}
 	_, err := Parse("big", r, "")
 	if err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {

@@ -407,6 +407,9 @@ func TestBrokenVariantsCaughtBySweep(t *testing.T) {
 // Ready once a partition isolates n1 long enough for n2 to be selected, and rapid
 // shrinks the drawn plan to exactly that partition and its heal.
 func TestGeneratedPlansShrinkBrokenVariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the shrink (about 3,000 runs of split-worker) runs in the full suite; TestBrokenVariantsCaughtBySweep still catches voter-ignores-orchset")
+	}
 	f, err := scenariotest.Find("TestShrinks", "exactlyonce/split-worker", scenariotest.Options{
 		Checks: 200, Params: map[string]string{"bug": "voter-ignores-orchset"}, PlanDir: t.TempDir(),
 	})
