@@ -72,6 +72,34 @@ func checkRefusal(t *testing.T, what, name string, err error) {
 	}
 }
 
+// experiment runs sc's experiment with params, as the command line would: a parameter
+// a getter refused is bad input whatever the experiment returned (cli.runExperiment).
+func experiment(sc *scenarios.Scenario, params map[string]string) error {
+	ps, err := scenarios.NewParams(sc.Params, params)
+	if err != nil {
+		return &scenarios.InputError{Err: err}
+	}
+	_, err = sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+	if perr := ps.Err(); perr != nil {
+		return &scenarios.InputError{Err: perr}
+	}
+	return err
+}
+
+// judgeBuild judges building a run or a model (what) with an extreme value of
+// parameter name: quick, and either a refusal naming it or small.
+func judgeBuild(t *testing.T, what, noun, name string, done bool, alloc uint64, err error) {
+	t.Helper()
+	switch {
+	case !done:
+		t.Errorf("%s: building the %s takes more than 10 s", what, noun)
+	case err == nil && alloc > 256<<20:
+		t.Errorf("%s: accepted, and building the %s allocated %d MiB", what, noun, alloc>>20)
+	case err != nil:
+		checkRefusal(t, what, name, err)
+	}
+}
+
 // TestParameterExtremes (issue 16 items 2 and 4): every numeric parameter of every
 // scenario, experiment and model, set to an out-of-scale value, is refused at once as
 // bad input (exit 2) with one line naming it — or, for a single run or a model,
@@ -88,17 +116,7 @@ func TestParameterExtremes(t *testing.T) {
 				what := fmt.Sprintf("simrun run %s -p %s=%s", sc.Name, d.Name, v)
 				judged++
 				if sc.Experiment != nil {
-					done, _, err := within(10*time.Second, func() error {
-						ps, err := scenarios.NewParams(sc.Params, map[string]string{d.Name: v})
-						if err != nil {
-							return &scenarios.InputError{Err: err}
-						}
-						_, err = sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-						if perr := ps.Err(); perr != nil {
-							return &scenarios.InputError{Err: perr} // the command line's rule (cli.runExperiment)
-						}
-						return err
-					})
+					done, _, err := within(10*time.Second, func() error { return experiment(sc, map[string]string{d.Name: v}) })
 					switch {
 					case !done:
 						t.Errorf("%s: accepted, still running after 10 s", what)
@@ -113,14 +131,7 @@ func TestParameterExtremes(t *testing.T) {
 					_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: map[string]string{d.Name: v}})
 					return err
 				})
-				switch {
-				case !done:
-					t.Errorf("%s: building the run takes more than 10 s", what)
-				case err == nil && alloc > 256<<20:
-					t.Errorf("%s: accepted, and building the run allocated %d MiB", what, alloc>>20)
-				case err != nil:
-					checkRefusal(t, what, d.Name, err)
-				}
+				judgeBuild(t, what, "run", d.Name, done, alloc, err)
 			}
 		}
 	}
@@ -143,14 +154,7 @@ func TestParameterExtremes(t *testing.T) {
 					}
 					return nil
 				})
-				switch {
-				case !done:
-					t.Errorf("%s: building the model takes more than 10 s", what)
-				case err == nil && alloc > 256<<20:
-					t.Errorf("%s: accepted, and building the model allocated %d MiB", what, alloc>>20)
-				case err != nil:
-					checkRefusal(t, what, d.Name, err)
-				}
+				judgeBuild(t, what, "model", d.Name, done, alloc, err)
 			}
 		}
 	}
@@ -209,15 +213,7 @@ func TestInputsRefused(t *testing.T) {
 				_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: c.params})
 				return err
 			}
-			ps, err := scenarios.NewParams(sc.Params, c.params)
-			if err != nil {
-				return err
-			}
-			_, err = sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-			if perr := ps.Err(); perr != nil {
-				return &scenarios.InputError{Err: perr}
-			}
-			return err
+			return experiment(sc, c.params)
 		})
 		switch {
 		case !done:

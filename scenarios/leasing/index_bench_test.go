@@ -10,14 +10,7 @@ import (
 // BenchmarkCheckSwarm checks the properties of one leasing/swarm run (seed 1) over
 // and over: the end-of-run share of a seed's cost, without the simulation.
 func BenchmarkCheckSwarm(b *testing.B) {
-	sc, err := scenarios.Lookup("leasing/swarm")
-	if err != nil {
-		b.Fatal(err)
-	}
-	rep, err := scenarios.Run(sc, scenarios.Options{Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	sc, rep := swarmSeed1(b)
 	for b.Loop() {
 		setup, _, err := scenarios.Prepare(sc, scenarios.Options{Seed: 1})
 		if err != nil {
@@ -34,6 +27,15 @@ func BenchmarkCheckSwarm(b *testing.B) {
 
 // BenchmarkIndexSwarm builds the property index of one leasing/swarm run.
 func BenchmarkIndexSwarm(b *testing.B) {
+	sc, rep := swarmSeed1(b)
+	run := &checker.Run{Result: rep.Result, Scenario: sc.Name, Settled: rep.Settled}
+	for b.Loop() {
+		buildIndex(run)
+	}
+}
+
+// swarmSeed1 runs leasing/swarm on seed 1 for the benchmarks above.
+func swarmSeed1(b *testing.B) (*scenarios.Scenario, *scenarios.Report) {
 	sc, err := scenarios.Lookup("leasing/swarm")
 	if err != nil {
 		b.Fatal(err)
@@ -42,8 +44,5 @@ func BenchmarkIndexSwarm(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := &checker.Run{Result: rep.Result, Scenario: sc.Name, Settled: rep.Settled}
-	for b.Loop() {
-		buildIndex(run)
-	}
+	return sc, rep
 }
