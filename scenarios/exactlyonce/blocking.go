@@ -364,8 +364,6 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	rates := p.ProbList("rates")
 	obs := p.IntList("observers", 0, maxGroup-1)
 	runs := p.IntRange("runs", 1, maxRuns)
-	agents := p.String("agents")
-	stages := p.String("stages")
 	work := p.String("work")
 	deadline := p.String("deadline")
 	workers := p.IntRange("workers", 0, 256)
@@ -426,7 +424,7 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 				pt := points[j.pi]
 				rep, err := scenarios.Run(sc, scenarios.Options{Seed: j.seed, Params: map[string]string{
 					"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
-					"agents": agents, "stages": stages, "work": work, "deadline": deadline,
+					"agents": strconv.Itoa(agentsN), "stages": strconv.Itoa(stagesN), "work": work, "deadline": deadline,
 				}})
 				// Only the run's summary is kept: a report holds the whole history, and
 				// thousands of them outgrew memory.
@@ -503,7 +501,7 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			mean, p95, fmt.Sprintf("%.1f", perAgent), fmt.Sprintf("%.1f", plo), fmt.Sprintf("%.1f", phi), r.safety, r.liveness)
 	}
 	t.Notes = append(t.Notes,
-		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %s agents per run, %s stages, Execute %s, deadline %s.", agents, stages, work, deadline),
+		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s.", agentsN, stagesN, work, deadline),
 		"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).")
 	var bad []string
 	for pi, pt := range points {

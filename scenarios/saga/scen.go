@@ -248,17 +248,19 @@ func chainInput(*scenarios.Build, *system, int) (saga.SecKey, saga.Data) {
 func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	p := b.Params
 	txs := p.IntRange("txs", 0, 10_000)
-	spacing := p.Duration("spacing")
-	tm := timing{retry: p.PositiveDuration("retry"), beat: p.PositiveDuration("beat"), timeout: p.PositiveDuration("timeout"), grace: p.PositiveDuration("grace")}
-	bound := p.PositiveDuration("bound")
 	// The protocol's periods are bounded so that every schedule built from them (a
 	// partition healed after three grace periods, say) stays within a fault plan's
 	// day; the launches too.
-	for i, d := range []time.Duration{spacing, tm.retry, tm.beat, tm.timeout, tm.grace} {
+	hour := func(name string, d time.Duration) time.Duration {
 		if d > time.Hour {
-			p.Reject([]string{"spacing", "retry", "beat", "timeout", "grace"}[i], "a duration of at most 1h")
+			p.Reject(name, "a duration of at most 1h")
 		}
+		return d
 	}
+	period := func(name string) time.Duration { return hour(name, p.PositiveDuration(name)) }
+	spacing := hour("spacing", p.Duration("spacing"))
+	tm := timing{retry: period("retry"), beat: period("beat"), timeout: period("timeout"), grace: period("grace")}
+	bound := p.PositiveDuration("bound")
 	if p.Err() == nil && time.Duration(txs)*spacing > 12*time.Hour {
 		return nil, fmt.Errorf("parameters txs and spacing: the launches span %v, more than 12h", time.Duration(txs)*spacing)
 	}

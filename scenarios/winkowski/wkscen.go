@@ -204,9 +204,12 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	if perr != nil {
 		return nil, nil, perr
 	}
-	for i, err := range []error{verr, eerr, berr} {
-		if err != nil {
-			return nil, nil, fmt.Errorf("parameter %s: %w", []string{"variant", "entering", "bug"}[i], err)
+	for _, pe := range []struct {
+		name string
+		err  error
+	}{{"variant", verr}, {"entering", eerr}, {"bug", berr}} {
+		if pe.err != nil {
+			return nil, nil, fmt.Errorf("parameter %s: %w", pe.name, pe.err)
 		}
 	}
 	cfg, err := wl(p, sim.Stream(b.Seed, "workload"))
