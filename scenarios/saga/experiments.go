@@ -186,7 +186,7 @@ func connectivityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	}
 	per := float64(time.Second) / float64(beat)
 	t := reports.NewTable("Connectivity traffic vs agents", "exchange", "agents", "runs", "messages per second", "messages lo", "messages hi")
-	t.Notes = []string{fmt.Sprintf("Idle agents exchanging connectivity every %v for 5 s (no transactions, no faults); %d seeds a point (the count is exact: the intervals collapse).", beat, seeds)}
+	t.Notes = []string{fmt.Sprintf("Idle agents exchanging connectivity every %v for 5 s (no transactions, no faults); %s a point (the count is exact: the intervals collapse).", beat, seedsWord(seeds))}
 	t.Figures = []reports.Figure{{Name: "saga-connectivity", Title: "Connectivity messages per second vs agents", X: "agents", Y: "messages per second", Low: "messages lo", High: "messages hi",
 		Series: "exchange", XLabel: "agents", YLabel: "connectivity messages per second",
 		Curves: []reports.Curve{
@@ -229,6 +229,11 @@ func connectivityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			as = append(as, v)
 		}
 	}
+	if len(xs) < 3 {
+		// two points fit any line exactly and one fits none: R² would say nothing
+		t.Notes = append(t.Notes, fmt.Sprintf("No fits: telling a line from n(n−1) takes at least 3 agent counts (got %d; e.g. -p agents=2,4,8).", len(xs)))
+		return []*reports.Table{t}, nil
+	}
 	fits := reports.NewTable("Connectivity traffic fits", "exchange", "model", "intercept", "slope", "R²")
 	a, b, r2 := reports.LinFit(xs, ls)
 	fits.Add("line", "a + b·n", fmt.Sprintf("%.2f", a), fmt.Sprintf("%.2f", b), fmt.Sprintf("%.4f", r2))
@@ -261,7 +266,7 @@ func graceExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter timeout=%v: want at most 2s (a run ends 3 s after the grace period)", timeout)}
 	}
 	t := reports.NewTable("Detection and compensation vs grace period", "grace (ms)", "runs", "detect (ms)", "detect lo", "detect hi", "compensated (ms)", "compensated lo", "compensated hi")
-	t.Notes = []string{fmt.Sprintf("A line of 4 agents running chained transactions every 40 ms; a3 is cut off for good at 300 ms. detect: from the cut to the first agent that reports a3 lost (timeout %v, beats every 50 ms); compensated: from the cut to the last compensation the reachable agents run for a transaction a3 held up (the transaction itself ends only when a3 comes back). %d seeds a point.", timeout, seeds)}
+	t.Notes = []string{fmt.Sprintf("A line of 4 agents running chained transactions every 40 ms; a3 is cut off for good at 300 ms. detect: from the cut to the first agent that reports a3 lost (timeout %v, beats every 50 ms); compensated: from the cut to the last compensation the reachable agents run for a transaction a3 held up (the transaction itself ends only when a3 comes back). %s a point.", timeout, seedsWord(seeds))}
 	t.Figures = []reports.Figure{
 		{Name: "saga-grace", Title: "Detection and compensation vs grace period", X: "grace (ms)", Y: "compensated (ms)", Low: "compensated lo", High: "compensated hi",
 			XLabel: "grace period (ms)", YLabel: "time after the cut (ms)", Fit: true,
@@ -314,4 +319,12 @@ func graceExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		}
 	}
 	return []*reports.Table{t}, nil
+}
+
+// seedsWord says "1 seed" or "n seeds".
+func seedsWord(n int) string {
+	if n == 1 {
+		return "1 seed"
+	}
+	return fmt.Sprintf("%d seeds", n)
 }

@@ -2,13 +2,16 @@ package sagascen
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
 	"github.com/simrun-dev/simrun/protocols/saga"
+	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/scenarios/scenariotest"
 	"github.com/simrun-dev/simrun/sim"
@@ -354,5 +357,47 @@ func TestConfigFile(t *testing.T) {
 	_, err = scenarios.RunName("saga/config", scenarios.Options{Seed: 1, Params: map[string]string{"file": bad, "start": "hotel/trip"}})
 	if err == nil || !scenarios.IsInputError(err) || !strings.Contains(err.Error(), bad+":2: missing compensation") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("bad file: %v", err)
+	}
+}
+
+// The connectivity fits: with fewer than three agent counts there is nothing to fit
+// (the table says so instead of printing NaN); with three, the all-to-all traffic fits
+// n(n−1) better than a line and every number is finite.
+func TestConnectivityFits(t *testing.T) {
+	run := func(agents string) []*reports.Table {
+		sc, err := scenarios.Lookup("saga/connectivity")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := scenarios.NewParams(sc.Params, map[string]string{"agents": agents, "seeds": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tables
+	}
+	for _, agents := range []string{"2", "3,5"} {
+		tables := run(agents)
+		if len(tables) != 1 || !strings.Contains(strings.Join(tables[0].Notes, " "), "No fits") {
+			t.Errorf("agents=%s: %d tables, notes %q; want the counts alone and a note saying why there are no fits", agents, len(tables), tables[0].Notes)
+		}
+	}
+	tables := run("3,5,7")
+	if len(tables) != 2 {
+		t.Fatalf("agents=3,5,7: %d tables, want the counts and the fits", len(tables))
+	}
+	r2 := map[string]float64{}
+	for _, row := range tables[1].Rows {
+		v, err := strconv.ParseFloat(row[4], 64)
+		if err != nil || math.IsNaN(v) {
+			t.Fatalf("fit %v: R² %q is not a number", row, row[4])
+		}
+		r2[row[1]] = v
+	}
+	if r2["a + b·n(n−1)"] < 0.999 || r2["a + b·n (a line fits it worse)"] >= r2["a + b·n(n−1)"] {
+		t.Errorf("all-to-all fits: %v; want n(n−1) to fit (R² ≈ 1) better than a line", r2)
 	}
 }
