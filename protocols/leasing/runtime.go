@@ -360,9 +360,12 @@ type Runtime struct {
 	// them by (deadline, id).
 	Tombs     map[RefID]Tomb
 	TombOrder []RefID
-	Peers     []Peer
-	Futures   map[int64]*FutureRec
-	Async     []asyncEv
+	// tombAt[i] is TombOrder[i]'s deadline (derived, not encoded: the order and the
+	// first deadline without a map lookup).
+	tombAt  []sim.Time
+	Peers   []Peer
+	Futures map[int64]*FutureRec
+	Async   []asyncEv
 	// Armed timers (local deadlines), so a timer is re-armed only when it changes.
 	LeaseT, RtoT, SilenceT armed
 	AsyncArmed             bool
@@ -374,6 +377,11 @@ type Runtime struct {
 	// A copy (Clone, the model checker's: one per step) has none and scans instead.
 	exportQ, importQ, rtoQ tq
 	scan                   bool
+	// next holds what nextTimers last found; it is found again only after a change
+	// that can move it (qdirty: a deadline pushed, a side removed or ended, a
+	// retransmission disarmed, a tombstone added or removed).
+	nextLease, nextRto armed
+	qdirty             bool
 
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
@@ -463,9 +471,10 @@ func (rt *Runtime) init(self sim.NodeID, boot uint32) {
 	rt.Exports = map[RefID]*Export{}
 	rt.Imports = map[RefID]*Import{}
 	rt.Tombs = map[RefID]Tomb{}
-	rt.TombOrder = nil
+	rt.TombOrder, rt.tombAt = nil, nil
 	rt.Futures = map[int64]*FutureRec{}
 	rt.exportQ, rt.importQ, rt.rtoQ = nil, nil, nil
+	rt.qdirty = true
 	rt.Peers = rt.Peers[:0]
 	for _, p := range rt.Cfg.Peers {
 		if p == self {
@@ -690,11 +699,14 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 	if rt.scan {
 		return rt.scanTimers()
 	}
+	if !rt.qdirty && !rt.Cfg.Broken.ClientNeverExpires {
+		return rt.nextLease, rt.nextRto
+	}
 	if e, ok := rt.exportQ.top(rt.exportLive); ok {
 		lease.earliest(e.At)
 	}
-	if len(rt.TombOrder) > 0 {
-		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	if len(rt.tombAt) > 0 {
+		lease.earliest(rt.tombAt[0])
 	}
 	if rt.Cfg.Broken.ClientNeverExpires {
 		// Broken variant only: a holder's timer stops while its grantor counts as
@@ -714,6 +726,7 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 	rt.exportQ.compact(sides, rt.exportLive)
 	rt.importQ.compact(sides, rt.importLive)
 	rt.rtoQ.compact(sides, rt.rtoLive)
+	rt.nextLease, rt.nextRto, rt.qdirty = lease, rto, false
 	return lease, rto
 }
 
@@ -725,8 +738,8 @@ func (rt *Runtime) scanTimers() (lease, rto armed) {
 			lease.earliest(rt.expiry(ex))
 		}
 	}
-	if len(rt.TombOrder) > 0 {
-		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	if len(rt.tombAt) > 0 {
+		lease.earliest(rt.tombAt[0])
 	}
 	for _, im := range rt.Imports {
 		if !im.ID.Far() && !rt.clientFrozen(im) {
@@ -758,9 +771,10 @@ func (rt *Runtime) clientFrozen(im *Import) bool {
 
 // expireDue ends every side whose deadline has passed (LS-2 expiry by timer).
 func (rt *Runtime) expireDue() {
-	for len(rt.TombOrder) > 0 && rt.now >= rt.Tombs[rt.TombOrder[0]].Deadline {
+	for len(rt.tombAt) > 0 && rt.now >= rt.tombAt[0] {
 		delete(rt.Tombs, rt.TombOrder[0]) // the holder's side has ended by now anyway
-		rt.TombOrder = rt.TombOrder[1:]
+		rt.TombOrder, rt.tombAt = rt.TombOrder[1:], rt.tombAt[1:]
+		rt.qdirty = true
 	}
 	var due []RefID
 	if rt.scan {
@@ -772,6 +786,7 @@ func (rt *Runtime) expireDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.exportQ.due(rt.now, rt.exportLive)
+		rt.qdirty = true
 	}
 	for _, id := range due {
 		rt.endExport(id, Expired, "timer")
@@ -786,6 +801,7 @@ func (rt *Runtime) expireDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.importQ.due(rt.now, rt.importLive)
+		rt.qdirty = true
 	}
 	for _, id := range due {
 		rt.endImport(id, Expired, "timer")
@@ -896,6 +912,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	ex.Expected++
 	if ex.Ended != Live && rt.Cfg.Broken.AcceptAfterExpiry { // broken variant only: revive the expired lease
 		ex.Ended = Live
+		rt.qdirty = true
 		rt.schedExport(ex)
 	}
 	rt.inCall, rt.callEnd = id, Live
@@ -1026,6 +1043,7 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	if len(im.Buf) == 0 {
 		im.RtoOn = false
+		rt.qdirty = true
 	} else {
 		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
@@ -1067,11 +1085,13 @@ func (rt *Runtime) retransmitDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.rtoQ.due(rt.now, rt.rtoLive)
+		rt.qdirty = true
 	}
 	for _, id := range due {
 		im := rt.Imports[id]
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
+			rt.qdirty = true
 			continue
 		}
 		for _, c := range im.Buf {
@@ -1120,16 +1140,15 @@ func (rt *Runtime) bury(id RefID, tb Tomb) {
 		return
 	}
 	rt.Tombs[id] = tb
-	i, _ := slices.BinarySearchFunc(rt.TombOrder, id, func(x, id RefID) int {
-		if d := rt.Tombs[x].Deadline; d != tb.Deadline {
-			if d < tb.Deadline {
-				return -1
-			}
-			return 1
-		}
-		return x.Compare(id)
-	})
+	rt.qdirty = true
+	// By (deadline, id): the first entry after every earlier deadline, then by id
+	// among equal ones (usually the end: deadlines mostly come in order).
+	i := len(rt.tombAt)
+	for i > 0 && (rt.tombAt[i-1] > tb.Deadline || (rt.tombAt[i-1] == tb.Deadline && rt.TombOrder[i-1].Compare(id) > 0)) {
+		i--
+	}
 	rt.TombOrder = slices.Insert(rt.TombOrder, i, id)
+	rt.tombAt = slices.Insert(rt.tombAt, i, tb.Deadline)
 }
 
 // transmit sends one buffered call, filling in the passed references' time left as it
@@ -1237,6 +1256,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	switch {
 	case how == Revoked && rt.Cfg.Broken.TakeAfterRevoke:
 		ex.Ended = how // broken variant only: keep taking messages
+		rt.qdirty = true
 	case cause != "timer":
 		rt.dropExport(id)
 		rt.bury(id, Tomb{Deadline: ex.Deadline, Expected: ex.Expected, How: how})
@@ -1245,6 +1265,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		}
 	case rt.Cfg.Broken.AcceptAfterExpiry:
 		ex.Ended = how
+		rt.qdirty = true
 	default:
 		rt.dropExport(id)
 		if ex.Object != futureObject {

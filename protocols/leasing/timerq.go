@@ -140,6 +140,7 @@ func (rt *Runtime) rtoLive(e tqEnt) bool {
 func (rt *Runtime) dropExport(id RefID) {
 	if ex := rt.Exports[id]; ex != nil {
 		ex.gone = true
+		rt.qdirty = true
 		delete(rt.Exports, id)
 	}
 }
@@ -148,6 +149,7 @@ func (rt *Runtime) dropExport(id RefID) {
 func (rt *Runtime) dropImport(id RefID) {
 	if im := rt.Imports[id]; im != nil {
 		im.gone = true
+		rt.qdirty = true
 		delete(rt.Imports, id)
 	}
 }
@@ -157,6 +159,7 @@ func (rt *Runtime) dropImport(id RefID) {
 func (rt *Runtime) schedExport(ex *Export) {
 	if !rt.scan && ex.Pattern != nil && ex.Ended == Live {
 		rt.exportQ.push(rt.expiry(ex), ex.ID, ex, nil)
+		rt.qdirty = true
 	}
 }
 
@@ -164,6 +167,7 @@ func (rt *Runtime) schedExport(ex *Export) {
 func (rt *Runtime) schedImport(im *Import) {
 	if !rt.scan && !im.ID.Far() {
 		rt.importQ.push(im.Deadline, im.ID, nil, im)
+		rt.qdirty = true
 	}
 }
 
@@ -172,5 +176,6 @@ func (rt *Runtime) setRto(im *Import, at sim.Time) {
 	im.RtoAt, im.RtoOn = at, true
 	if !rt.scan {
 		rt.rtoQ.push(at, im.ID, nil, im)
+		rt.qdirty = true
 	}
 }
