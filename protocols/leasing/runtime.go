@@ -377,11 +377,12 @@ type Runtime struct {
 	// A copy (Clone, the model checker's: one per step) has none and scans instead.
 	exportQ, importQ, rtoQ tq
 	scan                   bool
-	// next holds what nextTimers last found; it is found again only after a change
-	// that can move it (qdirty: a deadline pushed, a side removed or ended, a
-	// retransmission disarmed, a tombstone added or removed).
-	nextLease, nextRto armed
-	qdirty             bool
+	// top* hold the earliest valid entry of each queue as nextTimers last found it;
+	// a queue is looked at again only after a change that can move its answer
+	// (qdirty: a deadline pushed, a side removed or ended, a retransmission disarmed,
+	// due entries popped).
+	topEx, topIm, topRto armed
+	qdirty               uint8
 
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
@@ -474,7 +475,7 @@ func (rt *Runtime) init(self sim.NodeID, boot uint32) {
 	rt.TombOrder, rt.tombAt = nil, nil
 	rt.Futures = map[int64]*FutureRec{}
 	rt.exportQ, rt.importQ, rt.rtoQ = nil, nil, nil
-	rt.qdirty = true
+	rt.qdirty = dirtyExport | dirtyImport | dirtyRto
 	rt.Peers = rt.Peers[:0]
 	for _, p := range rt.Cfg.Peers {
 		if p == self {
@@ -699,12 +700,30 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 	if rt.scan {
 		return rt.scanTimers()
 	}
-	if !rt.qdirty && !rt.Cfg.Broken.ClientNeverExpires {
-		return rt.nextLease, rt.nextRto
+	sides := len(rt.Exports) + len(rt.Imports)
+	if rt.qdirty&dirtyExport != 0 {
+		rt.topEx = armed{}
+		if e, ok := rt.exportQ.top(rt.exportLive); ok {
+			rt.topEx.earliest(e.At)
+		}
+		rt.exportQ.compact(sides, rt.exportLive)
 	}
-	if e, ok := rt.exportQ.top(rt.exportLive); ok {
-		lease.earliest(e.At)
+	if rt.qdirty&dirtyImport != 0 {
+		rt.topIm = armed{}
+		if e, ok := rt.importQ.top(rt.importLive); ok && !rt.Cfg.Broken.ClientNeverExpires {
+			rt.topIm.earliest(e.At)
+		}
+		rt.importQ.compact(sides, rt.importLive)
 	}
+	if rt.qdirty&dirtyRto != 0 {
+		rt.topRto = armed{}
+		if e, ok := rt.rtoQ.top(rt.rtoLive); ok {
+			rt.topRto.earliest(e.At)
+		}
+		rt.rtoQ.compact(sides, rt.rtoLive)
+	}
+	rt.qdirty = 0
+	lease = rt.topEx
 	if len(rt.tombAt) > 0 {
 		lease.earliest(rt.tombAt[0])
 	}
@@ -716,19 +735,18 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 				lease.earliest(im.Deadline)
 			}
 		}
-	} else if e, ok := rt.importQ.top(rt.importLive); ok {
-		lease.earliest(e.At)
+	} else if rt.topIm.On {
+		lease.earliest(rt.topIm.At)
 	}
-	if e, ok := rt.rtoQ.top(rt.rtoLive); ok {
-		rto.earliest(e.At)
-	}
-	sides := len(rt.Exports) + len(rt.Imports)
-	rt.exportQ.compact(sides, rt.exportLive)
-	rt.importQ.compact(sides, rt.importLive)
-	rt.rtoQ.compact(sides, rt.rtoLive)
-	rt.nextLease, rt.nextRto, rt.qdirty = lease, rto, false
-	return lease, rto
+	return lease, rt.topRto
 }
+
+// Bits of Runtime.qdirty: which deadline queues nextTimers must look at again.
+const (
+	dirtyExport uint8 = 1 << iota
+	dirtyImport
+	dirtyRto
+)
 
 // scanTimers is nextTimers by a pass over every side: for a copy of the runtime (see
 // scan), and the reference the tests hold the queues to.
@@ -774,7 +792,6 @@ func (rt *Runtime) expireDue() {
 	for len(rt.tombAt) > 0 && rt.now >= rt.tombAt[0] {
 		delete(rt.Tombs, rt.TombOrder[0]) // the holder's side has ended by now anyway
 		rt.TombOrder, rt.tombAt = rt.TombOrder[1:], rt.tombAt[1:]
-		rt.qdirty = true
 	}
 	var due []RefID
 	if rt.scan {
@@ -786,7 +803,7 @@ func (rt *Runtime) expireDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.exportQ.due(rt.now, rt.exportLive)
-		rt.qdirty = true
+		rt.qdirty |= dirtyExport
 	}
 	for _, id := range due {
 		rt.endExport(id, Expired, "timer")
@@ -801,7 +818,7 @@ func (rt *Runtime) expireDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.importQ.due(rt.now, rt.importLive)
-		rt.qdirty = true
+		rt.qdirty |= dirtyImport
 	}
 	for _, id := range due {
 		rt.endImport(id, Expired, "timer")
@@ -912,7 +929,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	ex.Expected++
 	if ex.Ended != Live && rt.Cfg.Broken.AcceptAfterExpiry { // broken variant only: revive the expired lease
 		ex.Ended = Live
-		rt.qdirty = true
+		rt.qdirty |= dirtyExport
 		rt.schedExport(ex)
 	}
 	rt.inCall, rt.callEnd = id, Live
@@ -1043,7 +1060,7 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	if len(im.Buf) == 0 {
 		im.RtoOn = false
-		rt.qdirty = true
+		rt.qdirty |= dirtyRto
 	} else {
 		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
@@ -1085,13 +1102,13 @@ func (rt *Runtime) retransmitDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.rtoQ.due(rt.now, rt.rtoLive)
-		rt.qdirty = true
+		rt.qdirty |= dirtyRto
 	}
 	for _, id := range due {
 		im := rt.Imports[id]
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
-			rt.qdirty = true
+			rt.qdirty |= dirtyRto
 			continue
 		}
 		for _, c := range im.Buf {
@@ -1140,7 +1157,6 @@ func (rt *Runtime) bury(id RefID, tb Tomb) {
 		return
 	}
 	rt.Tombs[id] = tb
-	rt.qdirty = true
 	// By (deadline, id): the first entry after every earlier deadline, then by id
 	// among equal ones (usually the end: deadlines mostly come in order).
 	i := len(rt.tombAt)
@@ -1256,7 +1272,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	switch {
 	case how == Revoked && rt.Cfg.Broken.TakeAfterRevoke:
 		ex.Ended = how // broken variant only: keep taking messages
-		rt.qdirty = true
+		rt.qdirty |= dirtyExport
 	case cause != "timer":
 		rt.dropExport(id)
 		rt.bury(id, Tomb{Deadline: ex.Deadline, Expected: ex.Expected, How: how})
@@ -1265,7 +1281,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		}
 	case rt.Cfg.Broken.AcceptAfterExpiry:
 		ex.Ended = how
-		rt.qdirty = true
+		rt.qdirty |= dirtyExport
 	default:
 		rt.dropExport(id)
 		if ex.Object != futureObject {
