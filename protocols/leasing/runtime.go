@@ -572,11 +572,17 @@ func (rt *Runtime) PeerIDs() []sim.NodeID {
 // ---- discovery layer ----
 
 func (rt *Runtime) peer(id sim.NodeID) *Peer {
-	i, ok := slices.BinarySearchFunc(rt.Peers, id, func(p Peer, id sim.NodeID) int { return int(p.ID) - int(id) })
-	if !ok {
-		return nil
+	// A scan of the sorted peers (a neighbourhood is a few devices): the first with
+	// that ID, as a binary search finds it.
+	for i := range rt.Peers {
+		if p := &rt.Peers[i]; p.ID >= id {
+			if p.ID == id {
+				return p
+			}
+			return nil
+		}
 	}
-	return &rt.Peers[i]
+	return nil
 }
 
 func (rt *Runtime) beacon() {
