@@ -333,6 +333,7 @@ func cut[T any](a []T, n int32) ([]T, []T) {
 type refSlots struct {
 	m      map[ls.RefID]int32
 	tables []slotTable
+	last   int // the table found last (looked at first)
 }
 
 type slotTable struct {
@@ -346,8 +347,14 @@ type slotTable struct {
 const maxDense = 1 << 20
 
 func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
+	if t.last < len(t.tables) {
+		if tb := &t.tables[t.last]; tb.grantor == id.Grantor && tb.boot == id.GBoot {
+			return tb
+		}
+	}
 	for i := range t.tables {
 		if tb := &t.tables[i]; tb.grantor == id.Grantor && tb.boot == id.GBoot {
+			t.last = i
 			return tb
 		}
 	}
@@ -361,11 +368,14 @@ func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
 func (t *refSlots) get(id ls.RefID) (int32, bool) {
 	if id.N > 0 && id.N < maxDense {
 		tb := t.table(id, false)
-		if tb == nil || id.N >= int64(len(tb.ids)) || tb.ids[id.N].IsZero() {
-			return 0, false // put fills a free table entry first: never put
+		if tb == nil || id.N >= int64(len(tb.ids)) {
+			return 0, false
 		}
-		if tb.ids[id.N] == id {
+		switch e := &tb.ids[id.N]; {
+		case *e == id:
 			return tb.slots[id.N], true
+		case e.IsZero():
+			return 0, false // put fills a free table entry first: never put
 		}
 	}
 	s, ok := t.m[id]

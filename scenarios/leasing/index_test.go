@@ -1,12 +1,14 @@
 package lsscen
 
 import (
+	"cmp"
 	"slices"
 	"testing"
 
 	"github.com/simrun-dev/simrun/checker"
 	ls "github.com/simrun-dev/simrun/protocols/leasing"
 	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // TestIndexAgainstHistory holds the parts of the index that stand in for a pass over
@@ -84,6 +86,62 @@ func TestIndexAgainstHistory(t *testing.T) {
 		}
 		if len(futs) == 0 || !slices.Equal(x.futs, futs) {
 			t.Errorf("%s seed %d: the index has %d futures, a map over the history %d (or they differ)", c.name, c.seed, len(x.futs), len(futs))
+		}
+	}
+}
+
+// TestRefSlotsAgainstMap holds refSlots to a plain map on references that use every
+// path: dense tables found directly (small grantors and boots) or by a scan (negative
+// or large ones), numbers out of the tables' range, far references, and two
+// references with the same number and grantor but another holder.
+func TestRefSlotsAgainstMap(t *testing.T) {
+	r := sim.Rand{}
+	r.Seed(7)
+	pick := func(vs ...int64) int64 { return vs[r.Uint64N(uint64(len(vs)))] }
+	t1 := refSlots{m: map[ls.RefID]int32{}}
+	want := map[ls.RefID]int32{}
+	for i := range 20000 {
+		id := ls.RefID{
+			Grantor: sim.NodeID(pick(0, 1, 2, 3, -1, 1<<12, 1<<12+5, 1<<30)),
+			GBoot:   uint32(pick(0, 1, 2, 7, 1<<12-1, 1<<12, 1<<31)),
+			N:       pick(0, 1, 2, 3, 50, int64(r.Uint64N(300)), maxDense-1, maxDense, -4),
+			Holder:  sim.NodeID(pick(0, 1, 2)),
+			HBoot:   uint32(pick(0, 1)),
+		}
+		s, ok := t1.get(id)
+		w, wok := want[id]
+		if ok != wok || s != w {
+			t.Fatalf("step %d: get(%+v) = %d, %v; a map says %d, %v", i, id, s, ok, w, wok)
+		}
+		if !ok {
+			t1.put(id, int32(i))
+			want[id] = int32(i)
+		}
+	}
+	if len(t1.tables) == 0 || len(t1.m) == 0 {
+		t.Fatalf("a path went untested: %d tables, %d in the map", len(t1.tables), len(t1.m))
+	}
+}
+
+// TestSortOps holds sortOps to slices.SortFunc on random operation lists, and checks
+// that it reports equal points (where the caller falls back to slices.SortFunc).
+func TestSortOps(t *testing.T) {
+	r := sim.Rand{}
+	r.Seed(3)
+	for n := range 2000 {
+		ops := make([]leaseOp, r.IntN(40))
+		for i := range ops {
+			ops[i] = leaseOp{at: int64(r.Uint64N(uint64(len(ops)*3 + 1))), in: LinIn{Seq: int64(i)}}
+		}
+		want := slices.Clone(ops)
+		slices.SortFunc(want, func(a, b leaseOp) int { return cmp.Compare(a.at, b.at) })
+		distinct := true
+		for i := 1; i < len(want); i++ {
+			distinct = distinct && want[i].at != want[i-1].at
+		}
+		got := slices.Clone(ops)
+		if ok := sortOps(got); ok != distinct || (ok && !slices.Equal(got, want)) {
+			t.Fatalf("list %d: sortOps says distinct=%v (want %v), order %v, want %v", n, ok, distinct, got, want)
 		}
 	}
 }
