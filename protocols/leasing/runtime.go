@@ -1191,6 +1191,20 @@ func (rt *Runtime) transmit(im *Import, c Call) {
 	rt.out.Send(im.ID.Grantor, c)
 }
 
+// transmitNew is transmit for a call enqueued in this very handler call: its Pass
+// array and Reply were made for it (Send, Call) and nothing has been sent with them,
+// so they are filled in place rather than copied. The buffered copy shares them; the
+// buffer reads only their IDs (a retransmission fills fresh copies).
+func (rt *Runtime) transmitNew(im *Import, c Call) {
+	for i := range c.Pass {
+		c.Pass[i] = rt.passed(c.Pass[i].ID)
+	}
+	if c.Reply != nil {
+		*c.Reply = rt.passed(c.Reply.ID)
+	}
+	rt.out.Send(im.ID.Grantor, c)
+}
+
 func (rt *Runtime) passed(id RefID) Passed {
 	ex := rt.Exports[id]
 	if ex == nil || ex.Ended != Live || rt.now >= ex.Deadline {
@@ -1215,7 +1229,7 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 	}
 	im.Buf = append(im.Buf, c)
 	if connected {
-		rt.transmit(im, c)
+		rt.transmitNew(im, c)
 		if !im.RtoOn {
 			rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 		}
