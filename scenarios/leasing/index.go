@@ -37,7 +37,7 @@ type index struct {
 // scanned returns the observations that the whole-history properties look at, in
 // history order: every value of type ls.ObsSend, ls.ObsListener, ls.ProbeView,
 // ls.ProbeReleased, ls.ProbeMalformed or ls.MPEvent, and every observation of kind
-// ls.KindProbeCtl or ls.KindProbeMisuse (whatever its value). A property that reads
+// ls.KindProbeCtl, ls.KindProbeMisuse or ls.KindMPDone (whatever its value). A property that reads
 // only these, in order, sees what a pass over the whole history sees.
 func (x *index) scanned(yield func(*sim.Observation) bool) {
 	h := x.r.History()
@@ -261,7 +261,7 @@ func buildIndex(r *checker.Run) *index {
 		case ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
 			keep = true
 		}
-		if keep || o.Kind == ls.KindProbeCtl || o.Kind == ls.KindProbeMisuse {
+		if keep || o.Kind == ls.KindProbeCtl || o.Kind == ls.KindProbeMisuse || o.Kind == ls.KindMPDone {
 			x.scan = append(x.scan, int32(i))
 		}
 	}

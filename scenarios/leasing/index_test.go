@@ -45,7 +45,7 @@ func TestIndexAgainstHistory(t *testing.T) {
 				want = append(want, int32(i))
 				continue
 			}
-			if o.Kind == ls.KindProbeCtl || o.Kind == ls.KindProbeMisuse {
+			if o.Kind == ls.KindProbeCtl || o.Kind == ls.KindProbeMisuse || o.Kind == ls.KindMPDone {
 				want = append(want, int32(i))
 			}
 		}
@@ -55,7 +55,7 @@ func TestIndexAgainstHistory(t *testing.T) {
 		if !slices.Equal(x.scan, want) {
 			t.Errorf("%s seed %d: the index lists %d observations for the whole-history properties, a pass over the history %d", c.name, c.seed, len(x.scan), len(want))
 		}
-		if c.name == "leasing/swarm" && (kinds[ls.KindProbeCtl] == 0 || kinds[ls.KindProbeMisuse] == 0 || kinds[ls.KindProbeView] == 0 || kinds[ls.KindSend] == 0) {
+		if c.name == "leasing/swarm" && (kinds[ls.KindProbeCtl] == 0 || kinds[ls.KindProbeMisuse] == 0 || kinds[ls.KindProbeView] == 0 || kinds[ls.KindSend] == 0 || kinds[ls.KindMPDone] == 0) {
 			t.Errorf("%s seed %d: the run lacks observations the test is about: %v", c.name, c.seed, kinds)
 		}
 
