@@ -333,7 +333,6 @@ func cut[T any](a []T, n int32) ([]T, []T) {
 type refSlots struct {
 	m      map[ls.RefID]int32
 	tables []slotTable
-	last   int // the table found last (looked at first)
 }
 
 type slotTable struct {
@@ -347,14 +346,8 @@ type slotTable struct {
 const maxDense = 1 << 20
 
 func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
-	if t.last < len(t.tables) {
-		if tb := &t.tables[t.last]; tb.grantor == id.Grantor && tb.boot == id.GBoot {
-			return tb
-		}
-	}
 	for i := range t.tables {
 		if tb := &t.tables[i]; tb.grantor == id.Grantor && tb.boot == id.GBoot {
-			t.last = i
 			return tb
 		}
 	}
