@@ -91,8 +91,8 @@ func TestIndexAgainstHistory(t *testing.T) {
 }
 
 // TestRefSlotsAgainstMap holds refSlots to a plain map on references that use every
-// path: dense tables found directly (small grantors and boots) or by a scan (negative
-// or large ones), numbers out of the tables' range, far references, and two
+// path: dense tables for many grantor incarnations (negative and large grantors and
+// boots among them), numbers out of the tables' range, far references, and two
 // references with the same number and grantor but another holder.
 func TestRefSlotsAgainstMap(t *testing.T) {
 	r := sim.Rand{}
