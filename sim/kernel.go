@@ -605,7 +605,15 @@ func (k *Kernel) kindOf(m Message) int32 {
 	if name == k.lastKind && k.kinds != nil {
 		return k.lastKindIdx
 	}
-	if i, ok := k.kindIdx[name]; ok {
+	if len(k.kinds) <= 8 {
+		// A protocol has a few kinds: a scan is cheaper than the map.
+		for i, kn := range k.kinds {
+			if kn == name {
+				k.lastKind, k.lastKindIdx = name, int32(i)
+				return int32(i)
+			}
+		}
+	} else if i, ok := k.kindIdx[name]; ok {
 		k.lastKind, k.lastKindIdx = name, i
 		return i
 	}

@@ -164,9 +164,8 @@ func (rt *Runtime) Expire(ref RefID) error {
 // none.
 func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 	var side Side
-	switch {
-	case rt.Exports[ref] != nil && rt.Exports[ref].Ended == Live:
-		ex := rt.Exports[ref]
+	switch ex := rt.Exports[ref]; {
+	case ex != nil && ex.Ended == Live:
 		if ex.Pattern == nil {
 			return &OpError{Op: "whenExpired", Ref: ref, Err: ErrNotLeased}
 		}
@@ -191,17 +190,21 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 // 0 if the deadline is reached.
 func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 	var dl sim.Time
+	ex, im := rt.Exports[ref], (*Import)(nil)
+	if ex == nil || ex.Ended != Live {
+		im = rt.Imports[ref]
+	}
 	switch {
-	case rt.Exports[ref] != nil && rt.Exports[ref].Ended == Live:
-		if rt.Exports[ref].Pattern == nil {
+	case ex != nil && ex.Ended == Live:
+		if ex.Pattern == nil {
 			return 0, &OpError{Op: "timeLeft", Ref: ref, Err: ErrNotLeased}
 		}
-		dl = rt.Exports[ref].Deadline
-	case rt.Imports[ref] != nil && !rt.Imports[ref].Revoking:
+		dl = ex.Deadline
+	case im != nil && !im.Revoking:
 		if ref.Far() {
 			return 0, &OpError{Op: "timeLeft", Ref: ref, Err: ErrNotLeased}
 		}
-		dl = rt.Imports[ref].Deadline
+		dl = im.Deadline
 	default:
 		return 0, &OpError{Op: "timeLeft", Ref: ref, Err: ErrEnded}
 	}
@@ -232,7 +235,8 @@ func (rt *Runtime) Buffered(ref RefID) int {
 
 // Holds reports whether this device holds a live client side of ref.
 func (rt *Runtime) Holds(ref RefID) bool {
-	return rt.State(ref) == ConnectedActive || rt.State(ref) == DisconnectedActive
+	s := rt.State(ref)
+	return s == ConnectedActive || s == DisconnectedActive
 }
 
 // Grants reports whether this device serves a live server side of ref.

@@ -360,9 +360,12 @@ type Runtime struct {
 	// them by (deadline, id).
 	Tombs     map[RefID]Tomb
 	TombOrder []RefID
-	Peers     []Peer
-	Futures   map[int64]*FutureRec
-	Async     []asyncEv
+	// tombAt[i] is TombOrder[i]'s deadline (derived, not encoded: the order and the
+	// first deadline without a map lookup).
+	tombAt  []sim.Time
+	Peers   []Peer
+	Futures map[int64]*FutureRec
+	Async   []asyncEv
 	// Armed timers (local deadlines), so a timer is re-armed only when it changes.
 	LeaseT, RtoT, SilenceT armed
 	AsyncArmed             bool
@@ -374,6 +377,12 @@ type Runtime struct {
 	// A copy (Clone, the model checker's: one per step) has none and scans instead.
 	exportQ, importQ, rtoQ tq
 	scan                   bool
+	// top* hold the earliest valid entry of each queue as nextTimers last found it;
+	// a queue is looked at again only after a change that can move its answer
+	// (qdirty: a deadline pushed, a side removed or ended, a retransmission disarmed,
+	// due entries popped).
+	topEx, topIm, topRto armed
+	qdirty               uint8
 
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
@@ -463,9 +472,10 @@ func (rt *Runtime) init(self sim.NodeID, boot uint32) {
 	rt.Exports = map[RefID]*Export{}
 	rt.Imports = map[RefID]*Import{}
 	rt.Tombs = map[RefID]Tomb{}
-	rt.TombOrder = nil
+	rt.TombOrder, rt.tombAt = nil, nil
 	rt.Futures = map[int64]*FutureRec{}
 	rt.exportQ, rt.importQ, rt.rtoQ = nil, nil, nil
+	rt.qdirty = dirtyExport | dirtyImport | dirtyRto
 	rt.Peers = rt.Peers[:0]
 	for _, p := range rt.Cfg.Peers {
 		if p == self {
@@ -562,11 +572,17 @@ func (rt *Runtime) PeerIDs() []sim.NodeID {
 // ---- discovery layer ----
 
 func (rt *Runtime) peer(id sim.NodeID) *Peer {
-	i, ok := slices.BinarySearchFunc(rt.Peers, id, func(p Peer, id sim.NodeID) int { return int(p.ID) - int(id) })
-	if !ok {
-		return nil
+	// A scan of the sorted peers (a neighbourhood is a few devices): the first with
+	// that ID, as a binary search finds it.
+	for i := range rt.Peers {
+		if p := &rt.Peers[i]; p.ID >= id {
+			if p.ID == id {
+				return p
+			}
+			return nil
+		}
 	}
-	return &rt.Peers[i]
+	return nil
 }
 
 func (rt *Runtime) beacon() {
@@ -690,11 +706,32 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 	if rt.scan {
 		return rt.scanTimers()
 	}
-	if e, ok := rt.exportQ.top(rt.exportLive); ok {
-		lease.earliest(e.At)
+	sides := len(rt.Exports) + len(rt.Imports)
+	if rt.qdirty&dirtyExport != 0 {
+		rt.topEx = armed{}
+		if e, ok := rt.exportQ.top(rt.exportLive); ok {
+			rt.topEx.earliest(e.At)
+		}
+		rt.exportQ.compact(sides, rt.exportLive)
 	}
-	if len(rt.TombOrder) > 0 {
-		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	if rt.qdirty&dirtyImport != 0 {
+		rt.topIm = armed{}
+		if e, ok := rt.importQ.top(rt.importLive); ok && !rt.Cfg.Broken.ClientNeverExpires {
+			rt.topIm.earliest(e.At)
+		}
+		rt.importQ.compact(sides, rt.importLive)
+	}
+	if rt.qdirty&dirtyRto != 0 {
+		rt.topRto = armed{}
+		if e, ok := rt.rtoQ.top(rt.rtoLive); ok {
+			rt.topRto.earliest(e.At)
+		}
+		rt.rtoQ.compact(sides, rt.rtoLive)
+	}
+	rt.qdirty = 0
+	lease = rt.topEx
+	if len(rt.tombAt) > 0 {
+		lease.earliest(rt.tombAt[0])
 	}
 	if rt.Cfg.Broken.ClientNeverExpires {
 		// Broken variant only: a holder's timer stops while its grantor counts as
@@ -704,18 +741,18 @@ func (rt *Runtime) nextTimers() (lease, rto armed) {
 				lease.earliest(im.Deadline)
 			}
 		}
-	} else if e, ok := rt.importQ.top(rt.importLive); ok {
-		lease.earliest(e.At)
+	} else if rt.topIm.On {
+		lease.earliest(rt.topIm.At)
 	}
-	if e, ok := rt.rtoQ.top(rt.rtoLive); ok {
-		rto.earliest(e.At)
-	}
-	sides := len(rt.Exports) + len(rt.Imports)
-	rt.exportQ.compact(sides, rt.exportLive)
-	rt.importQ.compact(sides, rt.importLive)
-	rt.rtoQ.compact(sides, rt.rtoLive)
-	return lease, rto
+	return lease, rt.topRto
 }
+
+// Bits of Runtime.qdirty: which deadline queues nextTimers must look at again.
+const (
+	dirtyExport uint8 = 1 << iota
+	dirtyImport
+	dirtyRto
+)
 
 // scanTimers is nextTimers by a pass over every side: for a copy of the runtime (see
 // scan), and the reference the tests hold the queues to.
@@ -725,8 +762,8 @@ func (rt *Runtime) scanTimers() (lease, rto armed) {
 			lease.earliest(rt.expiry(ex))
 		}
 	}
-	if len(rt.TombOrder) > 0 {
-		lease.earliest(rt.Tombs[rt.TombOrder[0]].Deadline)
+	if len(rt.tombAt) > 0 {
+		lease.earliest(rt.tombAt[0])
 	}
 	for _, im := range rt.Imports {
 		if !im.ID.Far() && !rt.clientFrozen(im) {
@@ -758,9 +795,9 @@ func (rt *Runtime) clientFrozen(im *Import) bool {
 
 // expireDue ends every side whose deadline has passed (LS-2 expiry by timer).
 func (rt *Runtime) expireDue() {
-	for len(rt.TombOrder) > 0 && rt.now >= rt.Tombs[rt.TombOrder[0]].Deadline {
+	for len(rt.tombAt) > 0 && rt.now >= rt.tombAt[0] {
 		delete(rt.Tombs, rt.TombOrder[0]) // the holder's side has ended by now anyway
-		rt.TombOrder = rt.TombOrder[1:]
+		rt.TombOrder, rt.tombAt = rt.TombOrder[1:], rt.tombAt[1:]
 	}
 	var due []RefID
 	if rt.scan {
@@ -772,6 +809,7 @@ func (rt *Runtime) expireDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.exportQ.due(rt.now, rt.exportLive)
+		rt.qdirty |= dirtyExport
 	}
 	for _, id := range due {
 		rt.endExport(id, Expired, "timer")
@@ -786,6 +824,7 @@ func (rt *Runtime) expireDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.importQ.due(rt.now, rt.importLive)
+		rt.qdirty |= dirtyImport
 	}
 	for _, id := range due {
 		rt.endImport(id, Expired, "timer")
@@ -896,6 +935,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	ex.Expected++
 	if ex.Ended != Live && rt.Cfg.Broken.AcceptAfterExpiry { // broken variant only: revive the expired lease
 		ex.Ended = Live
+		rt.qdirty |= dirtyExport
 		rt.schedExport(ex)
 	}
 	rt.inCall, rt.callEnd = id, Live
@@ -1026,6 +1066,7 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	if len(im.Buf) == 0 {
 		im.RtoOn = false
+		rt.qdirty |= dirtyRto
 	} else {
 		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
@@ -1067,11 +1108,13 @@ func (rt *Runtime) retransmitDue() {
 		slices.SortFunc(due, RefID.Compare)
 	} else {
 		due = rt.rtoQ.due(rt.now, rt.rtoLive)
+		rt.qdirty |= dirtyRto
 	}
 	for _, id := range due {
 		im := rt.Imports[id]
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
+			rt.qdirty |= dirtyRto
 			continue
 		}
 		for _, c := range im.Buf {
@@ -1120,16 +1163,14 @@ func (rt *Runtime) bury(id RefID, tb Tomb) {
 		return
 	}
 	rt.Tombs[id] = tb
-	i, _ := slices.BinarySearchFunc(rt.TombOrder, id, func(x, id RefID) int {
-		if d := rt.Tombs[x].Deadline; d != tb.Deadline {
-			if d < tb.Deadline {
-				return -1
-			}
-			return 1
-		}
-		return x.Compare(id)
-	})
+	// By (deadline, id): the first entry after every earlier deadline, then by id
+	// among equal ones (usually the end: deadlines mostly come in order).
+	i := len(rt.tombAt)
+	for i > 0 && (rt.tombAt[i-1] > tb.Deadline || (rt.tombAt[i-1] == tb.Deadline && rt.TombOrder[i-1].Compare(id) > 0)) {
+		i--
+	}
 	rt.TombOrder = slices.Insert(rt.TombOrder, i, id)
+	rt.tombAt = slices.Insert(rt.tombAt, i, tb.Deadline)
 }
 
 // transmit sends one buffered call, filling in the passed references' time left as it
@@ -1146,6 +1187,20 @@ func (rt *Runtime) transmit(im *Import, c Call) {
 	if c.Reply != nil {
 		p := rt.passed(c.Reply.ID)
 		c.Reply = &p
+	}
+	rt.out.Send(im.ID.Grantor, c)
+}
+
+// transmitNew is transmit for a call enqueued in this very handler call: its Pass
+// array and Reply were made for it (Send, Call) and nothing has been sent with them,
+// so they are filled in place rather than copied. The buffered copy shares them; the
+// buffer reads only their IDs (a retransmission fills fresh copies).
+func (rt *Runtime) transmitNew(im *Import, c Call) {
+	for i := range c.Pass {
+		c.Pass[i] = rt.passed(c.Pass[i].ID)
+	}
+	if c.Reply != nil {
+		*c.Reply = rt.passed(c.Reply.ID)
 	}
 	rt.out.Send(im.ID.Grantor, c)
 }
@@ -1174,7 +1229,7 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 	}
 	im.Buf = append(im.Buf, c)
 	if connected {
-		rt.transmit(im, c)
+		rt.transmitNew(im, c)
 		if !im.RtoOn {
 			rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 		}
@@ -1237,6 +1292,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	switch {
 	case how == Revoked && rt.Cfg.Broken.TakeAfterRevoke:
 		ex.Ended = how // broken variant only: keep taking messages
+		rt.qdirty |= dirtyExport
 	case cause != "timer":
 		rt.dropExport(id)
 		rt.bury(id, Tomb{Deadline: ex.Deadline, Expected: ex.Expected, How: how})
@@ -1245,6 +1301,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		}
 	case rt.Cfg.Broken.AcceptAfterExpiry:
 		ex.Ended = how
+		rt.qdirty |= dirtyExport
 	default:
 		rt.dropExport(id)
 		if ex.Object != futureObject {

@@ -48,6 +48,7 @@ func (rt *Runtime) clone() Runtime {
 	}
 	c.Tombs = maps.Clone(rt.Tombs)
 	c.TombOrder = slices.Clone(rt.TombOrder)
+	c.tombAt = slices.Clone(rt.tombAt)
 	c.Peers = slices.Clone(rt.Peers)
 	c.Futures = make(map[int64]*FutureRec, len(rt.Futures))
 	for k, v := range rt.Futures {

@@ -17,7 +17,11 @@ import (
 // the timers are armed exactly as before. The queues are derived state, not encoded
 // (the fingerprint covers the deadlines themselves). A copy of the runtime (Clone:
 // the model checker copies a device at every step, and its devices hold a lease or
-// two) keeps none and scans, as every call did before.
+// two) keeps none and scans, as every call did before. Most calls change no queue's
+// answer (a beacon, an acknowledgement that only moves a retransmission), so each
+// queue's earliest valid entry is kept (Runtime.topEx, topIm, topRto) and looked up
+// again only when the queue is marked dirty: on a push, a side removed, a lease side
+// ended or revived, a retransmission disarmed, or due entries popped.
 
 // tq is a min-queue of (deadline, reference) entries ordered by (at, id).
 type tq []tqEnt
@@ -140,6 +144,7 @@ func (rt *Runtime) rtoLive(e tqEnt) bool {
 func (rt *Runtime) dropExport(id RefID) {
 	if ex := rt.Exports[id]; ex != nil {
 		ex.gone = true
+		rt.qdirty |= dirtyExport
 		delete(rt.Exports, id)
 	}
 }
@@ -148,6 +153,7 @@ func (rt *Runtime) dropExport(id RefID) {
 func (rt *Runtime) dropImport(id RefID) {
 	if im := rt.Imports[id]; im != nil {
 		im.gone = true
+		rt.qdirty |= dirtyImport | dirtyRto
 		delete(rt.Imports, id)
 	}
 }
@@ -157,6 +163,7 @@ func (rt *Runtime) dropImport(id RefID) {
 func (rt *Runtime) schedExport(ex *Export) {
 	if !rt.scan && ex.Pattern != nil && ex.Ended == Live {
 		rt.exportQ.push(rt.expiry(ex), ex.ID, ex, nil)
+		rt.qdirty |= dirtyExport
 	}
 }
 
@@ -164,6 +171,7 @@ func (rt *Runtime) schedExport(ex *Export) {
 func (rt *Runtime) schedImport(im *Import) {
 	if !rt.scan && !im.ID.Far() {
 		rt.importQ.push(im.Deadline, im.ID, nil, im)
+		rt.qdirty |= dirtyImport
 	}
 }
 
@@ -172,5 +180,6 @@ func (rt *Runtime) setRto(im *Import, at sim.Time) {
 	im.RtoAt, im.RtoOn = at, true
 	if !rt.scan {
 		rt.rtoQ.push(at, im.ID, nil, im)
+		rt.qdirty |= dirtyRto
 	}
 }

@@ -28,6 +28,24 @@ type index struct {
 	maxTerm time.Duration
 	leases  []ls.RefID // every granted lease, in order
 	refs    []ls.RefID // every reference that carried a message, in order
+	// scan lists, in order, the positions in the history of every observation the
+	// properties that go through the whole history look at (see scanned), so that
+	// they go through these instead.
+	scan []int32
+}
+
+// scanned returns the observations that the whole-history properties look at, in
+// history order: every value of type ls.ObsSend, ls.ObsListener, ls.ProbeView,
+// ls.ProbeReleased, ls.ProbeMalformed or ls.MPEvent, and every observation of kind
+// ls.KindProbeCtl, ls.KindProbeMisuse or ls.KindMPDone (whatever its value). A property that reads
+// only these, in order, sees what a pass over the whole history sees.
+func (x *index) scanned(yield func(*sim.Observation) bool) {
+	h := x.r.History()
+	for _, i := range x.scan {
+		if !yield(&h[i]) {
+			return
+		}
+	}
 }
 
 // leaseObs is one lease's (or reference's) observations.
@@ -131,7 +149,9 @@ func buildIndex(r *checker.Run) *index {
 	h := r.History()
 	x.by = refSlots{m: map[ls.RefID]int32{}}
 	obs := &x.obs
-	futSlots := map[futKey]int32{}
+	// Futures by key, as RefIDs (grantor: node, boot, number: future) to use the
+	// dense tables of refSlots.
+	futSlots := refSlots{m: map[ls.RefID]int32{}}
 	var total [nLists]int
 	// where[i] is observation i's lease slot << 4 | list, 0 for none.
 	where := make([]uint32, len(h))
@@ -156,6 +176,7 @@ func buildIndex(r *checker.Run) *index {
 	}
 	for i := range h {
 		o := &h[i]
+		keep := false // in scan
 		switch v := o.Value.(type) {
 		case ls.ObsGrant:
 			s := get(v.Lease)
@@ -177,6 +198,7 @@ func buildIndex(r *checker.Run) *index {
 				l.idle, l.idled = o.Time, true
 			}
 		case ls.ObsListener:
+			keep = true
 			s := get(v.Lease)
 			if o.Kind == ls.KindListen {
 				put(i, s, listListen+sideIdx(v.Side))
@@ -184,6 +206,7 @@ func buildIndex(r *checker.Run) *index {
 				put(i, s, listFired+sideIdx(v.Side))
 			}
 		case ls.ObsSend:
+			keep = true
 			s := get(v.Ref)
 			put(i, s, listSend)
 			ref(v.Ref, s)
@@ -208,10 +231,11 @@ func buildIndex(r *checker.Run) *index {
 			}
 		case ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
-			f, ok := futSlots[k]
+			fk := ls.RefID{Grantor: k.Node, GBoot: k.Boot, N: k.ID}
+			f, ok := futSlots.get(fk)
 			if !ok {
 				f = int32(len(x.futs))
-				futSlots[k] = f
+				futSlots.put(fk, f)
 				x.futs = append(x.futs, futObs{key: k})
 			}
 			if fo := &x.futs[f]; o.Kind == ls.KindFutureCall {
@@ -234,6 +258,11 @@ func buildIndex(r *checker.Run) *index {
 				k := [2]sim.NodeID{o.Node, v.Peer}
 				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, v})
 			}
+		case ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
+			keep = true
+		}
+		if keep || o.Kind == ls.KindProbeCtl || o.Kind == ls.KindProbeMisuse || o.Kind == ls.KindMPDone {
+			x.scan = append(x.scan, int32(i))
 		}
 	}
 	// Each list gets its exact length, cut from one array per kind.
@@ -332,11 +361,14 @@ func (t *refSlots) table(id ls.RefID, add bool) *slotTable {
 func (t *refSlots) get(id ls.RefID) (int32, bool) {
 	if id.N > 0 && id.N < maxDense {
 		tb := t.table(id, false)
-		if tb == nil || id.N >= int64(len(tb.ids)) || tb.ids[id.N].IsZero() {
-			return 0, false // put fills a free table entry first: never put
+		if tb == nil || id.N >= int64(len(tb.ids)) {
+			return 0, false
 		}
-		if tb.ids[id.N] == id {
+		switch e := &tb.ids[id.N]; {
+		case *e == id:
 			return tb.slots[id.N], true
+		case e.IsZero():
+			return 0, false // put fills a free table entry first: never put
 		}
 	}
 	s, ok := t.m[id]
@@ -409,6 +441,7 @@ func (a *leaseArray) add() int32 {
 	}
 	s := a.n
 	a.n++
-	*a.at(s) = leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
+	l := a.at(s) // zero: a chunk is new and its slots are used once
+	l.grant.Observation, l.resolve = noObservation, noObservation
 	return s
 }

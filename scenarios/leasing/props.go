@@ -71,11 +71,11 @@ func (e *env) leasingProperties() []checker.Property {
 		{Name: "LS-4/futures", Class: checker.Safety, Check: e.futures},
 		{Name: "LS-2/misuse-refused", Class: checker.Safety, Check: e.misuse},
 		{Name: "LS-3/released-dropped", Class: checker.Safety, Check: releasedDropped},
-		{Name: "LS-1/buffered-until-acked", Class: checker.Safety, Check: bufferedUntilAcked},
-		{Name: "LS-1/no-send-after-expiry", Class: checker.Safety, Check: noSendAfterExpiry},
-		{Name: "LS-2/released-after-listeners", Class: checker.Safety, Check: releasedAfterListeners},
-		{Name: "LS-2/pattern-view", Class: checker.Safety, Check: patternView},
-		{Name: "music/no-callback-refused", Class: checker.Safety, Check: noCallbackRefused},
+		{Name: "LS-1/buffered-until-acked", Class: checker.Safety, Check: e.bufferedUntilAcked},
+		{Name: "LS-1/no-send-after-expiry", Class: checker.Safety, Check: e.noSendAfterExpiry},
+		{Name: "LS-2/released-after-listeners", Class: checker.Safety, Check: e.releasedAfterListeners},
+		{Name: "LS-2/pattern-view", Class: checker.Safety, Check: e.patternView},
+		{Name: "music/no-callback-refused", Class: checker.Safety, Check: e.noCallbackRefused},
 	}
 }
 
@@ -83,14 +83,14 @@ func (e *env) leasingProperties() []checker.Property {
 // after that side's expiry listeners ran (whenExpired listeners run asynchronously,
 // and the objects the lease kept alive are dropped after them). Checked on the probe's
 // leases, whose application records its Released calls.
-func releasedAfterListeners(r *checker.Run) error {
+func (e *env) releasedAfterListeners(r *checker.Run) error {
 	type side struct {
 		lease ls.RefID
 		side  ls.Side
 	}
 	released := map[side]sim.Time{}
 	checked := 0
-	for _, o := range r.History() {
+	for o := range e.li.get(r).scanned {
 		switch v := o.Value.(type) {
 		case ls.ProbeReleased:
 			checked++
@@ -110,9 +110,9 @@ func releasedAfterListeners(r *checker.Run) error {
 
 // noSendAfterExpiry (LS-1): a holder sends nothing through a lease at or after its
 // own deadline (the reference is expired then, even before its expiry timer runs).
-func noSendAfterExpiry(r *checker.Run) error {
+func (e *env) noSendAfterExpiry(r *checker.Run) error {
 	checked := 0
-	for _, o := range r.History() {
+	for o := range e.li.get(r).scanned {
 		if v, ok := o.Value.(ls.ObsSend); ok && v.Deadline != 0 {
 			checked++
 			if v.At >= v.Deadline {
@@ -128,10 +128,10 @@ func noSendAfterExpiry(r *checker.Run) error {
 // buffer until the grantor acknowledges it, so right after a ping the API's Buffered
 // count is at least 1 (that ping cannot have been acknowledged yet) and at most the
 // messages sent through the reference so far.
-func bufferedUntilAcked(r *checker.Run) error {
+func (e *env) bufferedUntilAcked(r *checker.Run) error {
 	sent := map[ls.RefID]int{}
 	views := 0
-	for _, o := range r.History() {
+	for o := range e.li.get(r).scanned {
 		switch v := o.Value.(type) {
 		case ls.ObsSend:
 			sent[v.Ref]++
@@ -149,9 +149,13 @@ func bufferedUntilAcked(r *checker.Run) error {
 // patternView (LS-2 leaseTimeLeft, isExpired): a pattern runs for a message that came
 // through a live lease, so its control says the lease is live, with time left in
 // (0, 2·term] (the probe's server renews to twice the term at most, the max rule).
-func patternView(r *checker.Run) error {
+func (e *env) patternView(r *checker.Run) error {
 	checked := 0
-	for _, c := range checker.Values[ls.ProbeCtl](r.History(), ls.KindProbeCtl) {
+	for o := range e.li.get(r).scanned {
+		if o.Kind != ls.KindProbeCtl {
+			continue
+		}
+		c := o.Value.(ls.ProbeCtl)
 		checked++
 		if c.Expired || c.Left <= 0 || c.Left > 2*c.Term {
 			return fmt.Errorf("the pattern of lease %s, running for a message that came through it, was told expired=%v, time left %v (term %v)", c.Lease, c.Expired, c.Left, c.Term)
@@ -165,10 +169,10 @@ func patternView(r *checker.Run) error {
 // probe's deliberately malformed requests lack one (the player's own always carry
 // it): per pair, the refusals for a missing callback are at most the malformed
 // requests sent.
-func noCallbackRefused(r *checker.Run) error {
+func (e *env) noCallbackRefused(r *checker.Run) error {
 	sent := map[[2]sim.NodeID]int{}
 	refused := 0
-	for _, o := range r.History() {
+	for o := range e.li.get(r).scanned {
 		switch v := o.Value.(type) {
 		case ls.ProbeMalformed:
 			sent[[2]sim.NodeID{o.Node, v.To}]++
@@ -749,7 +753,11 @@ func (e *env) patterns(r *checker.Run) error {
 // device that is no discovered peer (the probe tries both on purpose).
 func (e *env) misuse(r *checker.Run) error {
 	checked := 0
-	for _, m := range checker.Values[ls.ProbeMisuse](r.History(), ls.KindProbeMisuse) {
+	for o := range e.li.get(r).scanned {
+		if o.Kind != ls.KindProbeMisuse {
+			continue
+		}
+		m := o.Value.(ls.ProbeMisuse)
 		checked++
 		if !m.Rejected {
 			return fmt.Errorf("%s of %s was accepted", m.Op, m.Ref)

@@ -337,7 +337,8 @@ type MusicMetrics struct {
 
 func musicMetrics(res *sim.Result) MusicMetrics {
 	var m MusicMetrics
-	for _, o := range res.History {
+	for i := range res.History {
+		o := &res.History[i]
 		switch o.Kind {
 		case ls.KindMPDone:
 			m.Exchanges++
@@ -513,7 +514,10 @@ func (e *env) swarmLiveness(n int, bound time.Duration) checker.Property {
 	return scenarios.Bounded("music/exchanges-resume", bound, func(r *checker.Run) []scenarios.Item {
 		var items []scenarios.Item
 		first := map[[2]sim.NodeID]sim.Time{}
-		for _, o := range r.History().Kind(ls.KindMPDone) {
+		for o := range e.li.get(r).scanned {
+			if o.Kind != ls.KindMPDone {
+				continue
+			}
 			d := o.Value.(ls.MPDone)
 			k := [2]sim.NodeID{d.From, d.To}
 			if _, ok := first[k]; !ok && o.Time >= r.Settled {
