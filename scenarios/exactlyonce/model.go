@@ -323,5 +323,8 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		Ghost:      model.Ghost{Init: Ghost{}, Fold: foldGhost},
 		Properties: props,
 		Boundary:   func(s *model.State) bool { return s.NumInFlight() <= limit },
+		// The nodes draw random bits only for retry jitter (a timer's duration), which
+		// untimed mode does not keep: their calls can be memoized.
+		Memoize: true,
 	}, nil
 }
