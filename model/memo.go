@@ -2,6 +2,7 @@ package model
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/simrun-dev/simrun/sim"
 )
@@ -17,7 +18,7 @@ import (
 // copy, its encoding and hash, the storage update, the message hashes and the slot's
 // hash are all skipped. What depends on the rest of the state is redone on replay:
 // which sends are lost (receiver down, link cut), where they are queued, and the ghost
-// fold.
+// fold (each entry remembers its last fold: from which ghost, by hash, to which).
 //
 // Keys are 64-bit hashes of the slot and of the input (the assumption fingerprints
 // and the hash-consing pools already make). Calls that panic are not kept; a record
@@ -33,6 +34,18 @@ type memoEntry struct {
 	sends []memoSend
 	obs   []memoObs
 	inert bool // Network.Guarded: the call changed nothing and did nothing
+	// fold is the last ghost fold of obs on replay (most replays meet the same ghost).
+	fold atomic.Pointer[foldMemo]
+}
+
+// foldMemo is one fold of a memoized call's observations: from the ghost with hash
+// from at global clock clock (the observations carry it; the node's local clock is the
+// key's), to ghost.
+type foldMemo struct {
+	from  uint64
+	clock int32
+	ghost any
+	h     uint64
 }
 
 type memoSend struct {
@@ -144,7 +157,9 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 // the panic reported as usual).
 func (x *actorSys) replay(t *State, n sim.NodeID, e *memoEntry) bool {
 	ghost, ghostH := t.ghost, t.ghostH
-	if len(e.obs) > 0 && x.a.Ghost.Fold != nil {
+	if f := e.fold.Load(); f != nil && f.from == t.ghostH && f.clock == t.clock && len(e.obs) > 0 {
+		ghost, ghostH = f.ghost, f.h
+	} else if len(e.obs) > 0 && x.a.Ghost.Fold != nil {
 		ok := false
 		func() {
 			defer func() {
@@ -158,6 +173,7 @@ func (x *actorSys) replay(t *State, n sim.NodeID, e *memoEntry) bool {
 		if !ok {
 			return false
 		}
+		e.fold.Store(&foldMemo{from: t.ghostH, clock: t.clock, ghost: ghost, h: ghostH})
 	}
 	t.nodes[n] = e.slot
 	if n < 64 {

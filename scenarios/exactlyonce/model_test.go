@@ -265,10 +265,12 @@ func TestModelProperties(t *testing.T) {
 
 // The model memoizes handler calls (model.Actors.Memoize: the nodes' random bits only
 // jitter timers, which untimed mode drops). The memo must change nothing but speed:
-// the crash-free model with a crash budget on one observer, and two broken variants'
-// counterexamples and the witnesses (the trace files, byte for byte), checked with and
-// without it.
+// small configurations, and broken variants' counterexamples and the witnesses (the
+// trace files, byte for byte), checked with and without it. Meanwhile every storage
+// fact the invariants read from their cache (factCache) is recomputed and compared.
 func TestModelMemoChangesNothing(t *testing.T) {
+	verifyFacts = true
+	defer func() { verifyFacts = false }()
 	run := func(params map[string]string, memo bool) (string, []byte) {
 		m, err := model.Lookup("exactlyonce")
 		if err != nil {
