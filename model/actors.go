@@ -75,7 +75,7 @@ type Actors struct {
 	// qualifies. Counts, verdicts and traces are those of the same system without it
 	// (traces always call the handlers); a wrong declaration makes the search use the
 	// random bits of an earlier state. The memo holds an entry per distinct call: about
-	// 100 bytes, plus what its sends and observations hold.
+	// 150 bytes, plus what its sends and observations hold.
 	Memoize bool
 	// Boundary, when set, stops exploration at states for which it returns false (they
 	// are counted and checked, not expanded): a way to bound counters and sequence
