@@ -33,6 +33,9 @@ type actorSys struct {
 	// sym is the compiled symmetry declaration (nil: none): fingerprints are the
 	// least among a state's renamings.
 	sym *symSys
+
+	// memo is the handler-call memo (Actors.Memoize; nil without it).
+	memo *memoTable
 }
 
 // perNode keys a pool entry by hash and node index.
@@ -100,6 +103,9 @@ func (a *Actors) compile() (runner, error) {
 				}
 			}
 		}
+	}
+	if a.Memoize {
+		x.memo = newMemoTable()
 	}
 	if len(a.Symmetry.Nodes) > 0 {
 		sym, err := x.newSymSys()
@@ -215,7 +221,7 @@ func (x *actorSys) initial(rec *[]sim.TraceRecord) *State {
 			r = &sim.TraceRecord{}
 		}
 		node := t.nodes[i].node
-		x.call(t, sim.NodeID(i), node, sim.Input{Kind: sim.Start}, sim.Mix64(uint64(i)+0x57a7), r)
+		x.call(t, sim.NodeID(i), node, sim.Input{Kind: sim.Start}, sim.Mix64(uint64(i)+0x57a7), r, nil)
 		if r != nil {
 			*rec = append(*rec, *r)
 		}
@@ -418,7 +424,7 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
 		l := s.links[p1]
 		e := l.msgs[p2]
 		t.dequeue(p1, p2)
-		x.call(t, l.to, sim.CloneNode(t.nodes[l.to].node), sim.Input{Kind: sim.Receive, From: l.from, Msg: e.msg}, rnd, rec)
+		x.handle(t, l.to, sim.Input{Kind: sim.Receive, From: l.from, Msg: e.msg}, e.h, rnd, rec)
 	case aLoseCut, aDrop:
 		l := s.links[p1]
 		e := l.msgs[p2]
@@ -440,7 +446,7 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
 	case aInject:
 		in := x.injBy[p1][s.nodes[p1].inj]
 		t.mut(sim.NodeID(p1)).inj++
-		x.call(t, sim.NodeID(p1), sim.CloneNode(t.nodes[p1].node), sim.Input{Kind: sim.Receive, From: sim.Env, Msg: in.Msg}, rnd, rec)
+		x.handle(t, sim.NodeID(p1), sim.Input{Kind: sim.Receive, From: sim.Env, Msg: in.Msg}, 0, rnd, rec) // the slot's injection count names the message
 	case aInjectLost:
 		in := x.injBy[p1][s.nodes[p1].inj]
 		t.mut(sim.NodeID(p1)).inj++
@@ -449,9 +455,9 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
 		}
 	case aTimer:
 		ns := t.mut(sim.NodeID(p1))
-		id := ns.timers[p2].id
+		id, h := ns.timers[p2].id, ns.timers[p2].h
 		ns.timers = slices.Delete(slices.Clone(ns.timers), p2, p2+1)
-		x.call(t, sim.NodeID(p1), sim.CloneNode(ns.node), sim.Input{Kind: sim.Timeout, Timer: id}, rnd, rec)
+		x.handle(t, sim.NodeID(p1), sim.Input{Kind: sim.Timeout, Timer: id}, h, rnd, rec)
 	case aCrash:
 		ns := t.mut(sim.NodeID(p1))
 		ns.node, ns.h, ns.timers = nil, 0, nil
@@ -464,7 +470,7 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
 			}
 		}
 	case aRestart:
-		x.call(t, sim.NodeID(p1), x.a.Nodes[p1].New(), sim.Input{Kind: sim.Restart}, rnd, rec)
+		x.handle(t, sim.NodeID(p1), sim.Input{Kind: sim.Restart}, 0, rnd, rec)
 	case aCut, aRestore:
 		p := x.pairs[p1]
 		on := kind == aCut
@@ -520,8 +526,9 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
 // call hands input in to node n (node is the private copy that will handle it) and
 // applies its effects to t in the kernel's order: stable writes, timers, sends,
 // observations. A panic in the handler, or an invalid effect, leaves t as it was
-// before the call and marks it with the panic.
-func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd uint64, rec *sim.TraceRecord) {
+// before the call and marks it with the panic. m, when set, receives the sends and
+// observations (for the memo).
+func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd uint64, rec *sim.TraceRecord, m *memoEntry) {
 	ns := t.nodes[n]
 	in.Self = n
 	in.Now = x.ticks(ns.local)
@@ -562,7 +569,7 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 	if len(out.Sends()) > 0 && t.linksOwned {
 		links = slices.Clone(t.links)
 	}
-	if pe := x.effects(t, n, node, in, out, rec); pe != nil {
+	if pe := x.effects(t, n, node, in, out, rec, m); pe != nil {
 		undo := slot // slot itself stays on the stack
 		t.nodes[n], t.links, t.ghost, t.ghostH, t.nmsgs = &undo, links, ghost, ghostH, nmsgs
 		t.linksOwned = false
@@ -587,7 +594,7 @@ func safeHandle(node sim.Node, in sim.Input, out *sim.Outbox) (pe *sim.PanicErro
 	return nil
 }
 
-func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, out *sim.Outbox, rec *sim.TraceRecord) (pe *sim.PanicError) {
+func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, out *sim.Outbox, rec *sim.TraceRecord, m *memoEntry) (pe *sim.PanicError) {
 	defer func() {
 		if r := recover(); r != nil {
 			pe = &sim.PanicError{Node: n, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
@@ -649,42 +656,47 @@ func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, 
 		if e.To < 0 || int(e.To) >= x.n {
 			panic(fmt.Sprintf("send of %s to unknown node %d", e.Msg.Kind(), e.To))
 		}
-		lost := ""
-		switch {
-		case t.nodes[e.To].node == nil && e.To != n:
-			lost = "receiver down"
-		case t.Cut(n, e.To):
-			lost = "partition"
-		default:
-			env := envelope{msg: e.Msg, h: msgHash(e.Msg)}
-			if x.a.Time.MaxDelay > 0 {
-				env.sent = t.clock
-			}
-			t.enqueue(n, e.To, env, x.a.Network.Unordered)
+		h := msgHash(e.Msg)
+		lost := x.send(t, n, e.To, e.Msg, h)
+		if m != nil {
+			m.sends = append(m.sends, memoSend{to: e.To, msg: e.Msg, h: h})
 		}
 		if rec != nil {
 			rec.Out = append(rec.Out, sim.TraceEffect{Op: "send", To: x.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, Lost: lost})
 		}
 	}
 	if k := out.NumObservations(); k > 0 {
-		g0 := t.ghost
+		if x.a.Ghost.Fold != nil {
+			t.ghost, t.ghostH = x.fold(t, n, in.Now, k, out.Observation)
+		}
 		for i := 0; i < k; i++ {
 			kind, v := out.Observation(i)
-			if x.a.Ghost.Fold != nil {
-				o := sim.Observation{Index: -1, Time: x.ticks(t.clock), Local: in.Now, Node: n, Kind: kind, Value: v}
-				t.ghost = x.a.Ghost.Fold(copyGhost(t.ghost), o)
-			}
 			if rec != nil {
 				rec.Out = append(rec.Out, sim.TraceEffect{Op: "obs", Kind: kind, Value: v})
 			}
-		}
-		if x.a.Ghost.Fold != nil && !sameGhost(t.ghost, g0) {
-			t.ghostH = ghostHash(t.ghost)
+			if m != nil {
+				m.obs = append(m.obs, memoObs{kind: kind, v: v})
+			}
 		}
 	}
 	ns.h = nodeHash(node)
 	ns.node = intern(&x.nodePool, perNode(ns.h, int(n)), node)
 	return nil
+}
+
+// fold folds k observations of node n (at local time local) into t's ghost and
+// returns the new ghost and its hash.
+func (x *actorSys) fold(t *State, n sim.NodeID, local sim.Time, k int, obs func(int) (string, any)) (any, uint64) {
+	g := t.ghost
+	for i := 0; i < k; i++ {
+		kind, v := obs(i)
+		o := sim.Observation{Index: -1, Time: x.ticks(t.clock), Local: local, Node: n, Kind: kind, Value: v}
+		g = x.a.Ghost.Fold(copyGhost(g), o)
+	}
+	if sameGhost(g, t.ghost) {
+		return g, t.ghostH
+	}
+	return g, ghostHash(g)
 }
 
 // encBufs holds scratch buffers for the canonical encodings that are hashed and

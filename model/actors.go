@@ -65,6 +65,18 @@ type Actors struct {
 	// one state per orbit of their permutations. See Symmetry for what it renames and
 	// when it is sound; VerifySymmetry checks a declaration on a small instance.
 	Symmetry Symmetry
+	// Memoize declares that no handler's effect on the state depends on Input.Rand
+	// (which the checker derives from the whole global state). A handler call then
+	// depends only on its node's part of the state and the input, and the checker
+	// memoizes calls: where a node in the same state (volatile state, stable storage,
+	// timers, clock) is handed the same input again, the effects computed the first
+	// time are replayed without calling the handler. In untimed mode a timer's duration
+	// is not part of the state, so a node that draws random bits only for timer jitter
+	// qualifies. Counts, verdicts and traces are those of the same system without it
+	// (traces always call the handlers); a wrong declaration makes the search use the
+	// random bits of an earlier state. The memo holds an entry per distinct call: about
+	// 150 bytes, plus what its sends and observations hold.
+	Memoize bool
 	// Boundary, when set, stops exploration at states for which it returns false (they
 	// are counted and checked, not expanded): a way to bound counters and sequence
 	// numbers.

@@ -26,6 +26,10 @@ type State struct {
 	// nodeBuf holds nodes for systems of up to four nodes (one allocation fewer per
 	// derived state).
 	nodeBuf [4]*nodeSlot
+	// linkBuf holds the link list once owned, while it has fewer than six queues (one
+	// allocation fewer per action on the network). A State value copied with its links
+	// in linkBuf must not be modified through the copy (derive marks them shared).
+	linkBuf [6]*link
 	// linksOwned: links is this state's own array (copied by ownLinks since derive),
 	// which it may modify; otherwise it is shared with the state derived from.
 	linksOwned bool
@@ -220,7 +224,11 @@ func (s *State) derive() *State {
 // to be modified; the queues it points to stay shared (replace, never modify).
 func (t *State) ownLinks() {
 	if !t.linksOwned {
-		t.links = slices.Clone(t.links)
+		if len(t.links) < len(t.linkBuf) {
+			t.links = append(t.linkBuf[:0], t.links...)
+		} else {
+			t.links = slices.Clone(t.links)
+		}
 		t.linksOwned = true
 	}
 }

@@ -190,6 +190,11 @@
 // shared by every state that has them). Garbage collection is a large share of the time
 // for big actor models: the Go runtime's GOGC trades memory for speed (GOGC=400 cut CPU
 // time by about 40% and doubled the heap on the exactlyonce and winkowski models).
+// A system whose handlers' effects do not depend on Input.Rand may say so
+// (Actors.Memoize): a handler call then depends only on its node's slot and the input,
+// and the checker memoizes calls (memo.go), replaying the resulting slot, sends and
+// observations wherever the same call recurs (the crash-free exactlyonce model calls
+// its handlers 1 000 times for 608 346 successors instead of 608 348 times).
 //
 // # Choices and limitations
 //

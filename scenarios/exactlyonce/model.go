@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/simrun-dev/simrun/model"
 	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
@@ -249,25 +250,23 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		Timing: eo.DefaultTiming(), MaxAttempts: o.Attempts, Resends: o.Resends, Bug: o.Bug,
 		AbstractSelection: o.AbstractSelection,
 	}
-	orchKeys := [2]string{eo.OrchKey(eo.StageID{Agent: 1, Hop: 0}), eo.OrchKey(eo.StageID{Agent: 1, Hop: 1})}
+	facts := newStoreFacts()
 	props := []model.Property[*model.State]{
 		model.Always(PropP1, func(s *model.State) bool {
 			g := model.GhostAs[Ghost](s)
 			return g.Commits[0] <= 1 && g.Commits[1] <= 1 && !g.OutOrder
 		}),
 		model.Always(PropI1, func(s *model.State) bool {
-			for _, key := range orchKeys {
-				live := 0
-				for i := 0; i < s.NumNodes(); i++ {
-					if eo.OrchStateAt(s.Stable(sim.NodeID(i)), key) != eo.OrchUnknown {
-						live++
+			var live [2]int
+			for i := 0; i < s.NumNodes(); i++ {
+				f := facts.of(s.Stable(sim.NodeID(i)))
+				for k, l := range f.live {
+					if l {
+						live[k]++
 					}
 				}
-				if live > 1 {
-					return false
-				}
 			}
-			return true
+			return live[0] <= 1 && live[1] <= 1
 		}),
 		model.Always(PropA, func(s *model.State) bool { return !model.GhostAs[Ghost](s).Torn }),
 		// EO-2/EO-6: a node coordinates a stage transaction only for a stage Active in
@@ -287,7 +286,7 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// hop, on every node, crashed ones included.
 		model.Always(PropStored, func(s *model.State) bool {
 			for i := 0; i < s.NumNodes(); i++ {
-				if !eo.StoredAtHop(s.Stable(sim.NodeID(i))) {
+				if !facts.of(s.Stable(sim.NodeID(i))).atHop {
 					return false
 				}
 			}
@@ -323,5 +322,52 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		Ghost:      model.Ghost{Init: Ghost{}, Fold: foldGhost},
 		Properties: props,
 		Boundary:   func(s *model.State) bool { return s.NumInFlight() <= limit },
+		// The nodes draw random bits only for retry jitter (a timer's duration), which
+		// untimed mode does not keep: their calls can be memoized.
+		Memoize: true,
 	}, nil
+}
+
+// storeFacts is what the invariants EO-I1 and EO-4 read of one node's stable storage:
+// whether it holds a live (Ready or Committed) orchestrator record of stage 0 and of
+// stage 1, and whether its stored agents are at their stages' hops.
+type storeFacts struct {
+	live  [2]bool
+	atHop bool
+}
+
+// orchKeys are the orchestrator records' keys of the model's two stages.
+var orchKeys = [2]string{eo.OrchKey(eo.StageID{Agent: 1, Hop: 0}), eo.OrchKey(eo.StageID{Agent: 1, Hop: 1})}
+
+func factsOf(st *sim.Storage) storeFacts {
+	var f storeFacts
+	for k, key := range orchKeys {
+		f.live[k] = eo.OrchStateAt(st, key) != eo.OrchUnknown
+	}
+	f.atHop = eo.StoredAtHop(st)
+	return f
+}
+
+// factCache remembers storeFacts per storage, for one model instance. The checker
+// stores each distinct storage once and never modifies it (states share it), so a
+// storage's address names its contents: the invariants, evaluated on every state,
+// look each storage up instead of searching it.
+type factCache struct{ m sync.Map } // *sim.Storage → storeFacts
+
+func newStoreFacts() *factCache { return &factCache{} }
+
+// verifyFacts makes every lookup recompute the facts and compare (tests).
+var verifyFacts bool
+
+func (c *factCache) of(st *sim.Storage) storeFacts {
+	if v, ok := c.m.Load(st); ok {
+		f := v.(storeFacts)
+		if verifyFacts && f != factsOf(st) {
+			panic(fmt.Sprintf("cached storage facts %+v, recomputed %+v", f, factsOf(st)))
+		}
+		return f
+	}
+	f := factsOf(st)
+	c.m.Store(st, f)
+	return f
 }

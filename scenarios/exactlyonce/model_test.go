@@ -1,6 +1,7 @@
 package eoscen
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"testing"
@@ -106,7 +107,7 @@ func wantCounts(t *testing.T, res *model.Result, want counts) {
 // `simrun check exactlyonce` (BFS, one worker) reports them too.
 func TestModelExhaustive(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the exhaustive exactlyonce model (about 110 s) runs in the full suite")
+		t.Skip("-short: the exhaustive exactlyonce model (about 15 s) runs in the full suite")
 	}
 	res := checkModel(t, nil, model.Options{Strategy: model.DFS, MaxStates: 6_000_000}, false)
 	wantClean(t, res, nil)
@@ -259,5 +260,55 @@ func TestModelProperties(t *testing.T) {
 				wantCounts(t, res, tc.want)
 			}
 		})
+	}
+}
+
+// The model memoizes handler calls (model.Actors.Memoize: the nodes' random bits only
+// jitter timers, which untimed mode drops). The memo must change nothing but speed:
+// small configurations, and broken variants' counterexamples and the witnesses (the
+// trace files, byte for byte), checked with and without it. Meanwhile every storage
+// fact the invariants read from their cache (factCache) is recomputed and compared.
+func TestModelMemoChangesNothing(t *testing.T) {
+	verifyFacts = true
+	defer func() { verifyFacts = false }()
+	run := func(params map[string]string, memo bool) (string, []byte) {
+		m, err := model.Lookup("exactlyonce")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys, _, err := m.Instantiate(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys.(*model.Actors).Memoize = memo
+		res, err := model.Check(sys, model.Options{MaxStates: 1_000_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := fmt.Sprint(res.Outcome, res.Distinct, res.Total, res.Depth)
+		for _, p := range res.Properties {
+			s += fmt.Sprint(" ", p.Name, p.Status, p.Depth)
+		}
+		var traces bytes.Buffer // every counterexample and witness
+		for _, p := range res.Properties {
+			_ = res.WriteTrace(&traces, p, nil) // an error: no path for p
+		}
+		return s, traces.Bytes()
+	}
+	for _, params := range []map[string]string{
+		{"crashes": "1", "observers": "1"},
+		{"crashes": "0", "selection": "protocol"},
+		{"crashes": "0", "bug": "status-early"},
+		{"crashes": "0", "bug": "put-on-prepare"},
+		{"crashes": "1", "observers": "1", "bug": "voter-ignores-orchset"},
+	} {
+		s0, tr0 := run(params, false)
+		s1, tr1 := run(params, true)
+		if len(tr0) == 0 {
+			t.Errorf("%v: no trace (every configuration has witnesses)", params)
+		}
+		if s0 != s1 || !bytes.Equal(tr0, tr1) {
+			t.Errorf("%v: memoized %s, plain %s (traces equal: %v)", params, s1, s0, bytes.Equal(tr0, tr1))
+		}
 	}
 }

@@ -1,0 +1,246 @@
+package model
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// The handler-call memo (Actors.Memoize). A handler call sees only its node's part of
+// the state — the node's volatile state, its stable storage, its local clock, its
+// identity — and the input, plus Input.Rand, which the checker derives from the whole
+// state. When the system declares that no effect depends on Input.Rand, the call's
+// effects are a function of the node's slot (hashed with its pending timers and
+// injections consumed, which the effects update) and the input: the memo keeps, per
+// such pair, the slot after the call (sealed and interned) and the sends and
+// observations, and replays them wherever the pair recurs — the handler, the node's
+// copy, its encoding and hash, the storage update, the message hashes and the slot's
+// hash are all skipped. What depends on the rest of the state is redone on replay:
+// which sends are lost (receiver down, link cut), where they are queued, and the ghost
+// fold (each entry remembers its last fold: from which ghost, by hash, to which).
+//
+// Keys are 64-bit hashes of the slot and of the input (the assumption fingerprints
+// and the hash-consing pools already make). Calls that panic are not kept; a record
+// (trace) always calls the handler.
+
+// memoKey identifies one handler call: node n's slot at the call (perNode-mixed) and
+// the input.
+type memoKey struct{ slot, in uint64 }
+
+// memoEntry is what a call did.
+type memoEntry struct {
+	slot  *nodeSlot // the node's slot after the call (sealed, interned)
+	sends []memoSend
+	obs   []memoObs
+	inert bool // Network.Guarded: the call changed nothing and did nothing
+	// fold is the last ghost fold of obs on replay (most replays meet the same ghost).
+	fold atomic.Pointer[foldMemo]
+}
+
+// foldMemo is one fold of a memoized call's observations: from the ghost with hash
+// from at global clock clock (the observations carry it; the node's local clock is the
+// key's), to ghost.
+type foldMemo struct {
+	from  uint64
+	clock int32
+	ghost any
+	h     uint64
+}
+
+type memoSend struct {
+	to  sim.NodeID
+	msg sim.Message
+	h   uint64
+}
+
+type memoObs struct {
+	kind string
+	v    any
+}
+
+// memoTable is the memo, shared by the workers: sharded maps under mutexes.
+type memoTable struct {
+	shards [64]memoShard
+}
+
+type memoShard struct {
+	mu sync.Mutex
+	m  map[memoKey]*memoEntry
+	_  [40]byte // one shard per cache line
+}
+
+func newMemoTable() *memoTable {
+	m := &memoTable{}
+	for i := range m.shards {
+		m.shards[i].m = map[memoKey]*memoEntry{}
+	}
+	return m
+}
+
+func (m *memoTable) shard(k memoKey) *memoShard { return &m.shards[(k.slot^k.in)>>58] }
+
+func (m *memoTable) get(k memoKey) *memoEntry {
+	s := m.shard(k)
+	s.mu.Lock()
+	e := s.m[k]
+	s.mu.Unlock()
+	return e
+}
+
+func (m *memoTable) put(k memoKey, e *memoEntry) {
+	s := m.shard(k)
+	s.mu.Lock()
+	s.m[k] = e
+	s.mu.Unlock()
+}
+
+// memoKeyOf returns the key of handing in (with content hash inH: the message's hash,
+// the timer's) to node n of t, whose slot is as the call will see it.
+func (x *actorSys) memoKeyOf(t *State, n sim.NodeID, in sim.Input, inH uint64) memoKey {
+	ns := t.nodes[n]
+	sh := ns.hs
+	if n >= 64 || t.owned&(1<<n) != 0 || sh == 0 {
+		sh = ns.hash() // changed by this action (a timer removed, an injection consumed)
+	}
+	h := newHasher(0x6d656d6f)
+	h.word(uint64(in.Kind))
+	h.word(uint64(uint32(in.From)))
+	h.word(inH)
+	return memoKey{slot: perNode(sh, int(n)), in: h.sum()}
+}
+
+// handle hands input in to node n of t — a copy of its state, or a fresh node for a
+// Restart — and applies the effects (call), through the memo when the system has one
+// and no trace record is asked for. inH identifies the input's content (see
+// memoKeyOf).
+func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64, rec *sim.TraceRecord) {
+	var k memoKey
+	var m *memoEntry
+	if x.memo != nil && rec == nil {
+		k = x.memoKeyOf(t, n, in, inH)
+		if e := x.memo.get(k); e != nil {
+			if memoVerify {
+				x.verifyReplay(t, n, in, e, rnd)
+				return
+			}
+			if x.replay(t, n, e) {
+				return
+			}
+		}
+		m = &memoEntry{}
+	}
+	var node sim.Node
+	if in.Kind == sim.Restart {
+		node = x.a.Nodes[n].New()
+	} else {
+		node = sim.CloneNode(t.nodes[n].node)
+	}
+	x.call(t, n, node, in, rnd, rec, m)
+	if m == nil || t.panic != nil {
+		return
+	}
+	// Seal node n's slot now (seal skips a slot that is not owned and has its hash).
+	ns := t.nodes[n]
+	ns.hs = ns.hash()
+	m.slot = intern(&x.slotPool, perNode(ns.hs, int(n)), ns)
+	t.nodes[n] = m.slot
+	if n < 64 {
+		t.owned &^= 1 << n
+	}
+	m.inert = t.inert
+	x.memo.put(k, m)
+}
+
+// replay applies a memoized call's effects to t, as effects would have: it reports
+// false, leaving t as it was, if the ghost fold panics (the handler is then called, and
+// the panic reported as usual).
+func (x *actorSys) replay(t *State, n sim.NodeID, e *memoEntry) bool {
+	ghost, ghostH := t.ghost, t.ghostH
+	if f := e.fold.Load(); f != nil && f.from == t.ghostH && f.clock == t.clock && len(e.obs) > 0 {
+		ghost, ghostH = f.ghost, f.h
+	} else if len(e.obs) > 0 && x.a.Ghost.Fold != nil {
+		ok := false
+		func() {
+			defer func() {
+				if recover() == nil {
+					ok = true
+				}
+			}()
+			local := x.ticks(t.nodes[n].local)
+			ghost, ghostH = x.fold(t, n, local, len(e.obs), func(i int) (string, any) { return e.obs[i].kind, e.obs[i].v })
+		}()
+		if !ok {
+			return false
+		}
+		e.fold.Store(&foldMemo{from: t.ghostH, clock: t.clock, ghost: ghost, h: ghostH})
+	}
+	t.nodes[n] = e.slot
+	if n < 64 {
+		t.owned &^= 1 << n
+	}
+	for _, s := range e.sends {
+		x.send(t, n, s.to, s.msg, s.h)
+	}
+	t.ghost, t.ghostH = ghost, ghostH
+	t.inert = e.inert
+	return true
+}
+
+// send queues a message from n (lost at once to a receiver that is down or over a
+// cut link) and returns why it was lost ("" when queued).
+func (x *actorSys) send(t *State, n, to sim.NodeID, msg sim.Message, h uint64) string {
+	switch {
+	case t.nodes[to].node == nil && to != n:
+		return "receiver down"
+	case t.Cut(n, to):
+		return "partition"
+	}
+	env := envelope{msg: msg, h: h}
+	if x.a.Time.MaxDelay > 0 {
+		env.sent = t.clock
+	}
+	t.enqueue(n, to, env, x.a.Network.Unordered)
+	return ""
+}
+
+// memoVerify makes every memo hit call the handler too and compare (tests).
+var memoVerify bool
+
+// verifyReplay calls the handler into t and checks that replaying e into a copy of
+// t gives the same node slot, links, ghost and inertness; it panics otherwise.
+func (x *actorSys) verifyReplay(t *State, n sim.NodeID, in sim.Input, e *memoEntry, rnd uint64) {
+	u := *t
+	u.nodes = append([]*nodeSlot(nil), t.nodes...)
+	u.links = append([]*link(nil), t.links...)
+	u.linksOwned = true
+	replayed := x.replay(&u, n, e)
+	var node sim.Node
+	if in.Kind == sim.Restart {
+		node = x.a.Nodes[n].New()
+	} else {
+		node = sim.CloneNode(t.nodes[n].node)
+	}
+	x.call(t, n, node, in, rnd, nil, nil)
+	if !replayed {
+		return
+	}
+	linksHash := func(s *State) uint64 {
+		h := newHasher(0)
+		for _, l := range s.links {
+			hashLink(&h, l.from, l.to, l.msgs)
+		}
+		return h.sum()
+	}
+	ns := t.nodes[n]
+	switch {
+	case t.panic != nil:
+		panic("model: memo replayed a call that panics")
+	case ns.hash() != e.slot.hs || ns.h != e.slot.h || ns.sh != e.slot.sh:
+		panic("model: memo replayed another node slot than the call's")
+	case linksHash(t) != linksHash(&u) || t.nmsgs != u.nmsgs:
+		panic("model: memo replayed other sends than the call's")
+	case t.ghostH != u.ghostH || t.inert != u.inert:
+		panic("model: memo replayed another ghost than the call's")
+	}
+}
