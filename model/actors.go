@@ -73,9 +73,12 @@ type Actors struct {
 	// time are replayed without calling the handler. In untimed mode a timer's duration
 	// is not part of the state, so a node that draws random bits only for timer jitter
 	// qualifies. Counts, verdicts and traces are those of the same system without it
-	// (traces always call the handlers); a wrong declaration makes the search use the
-	// random bits of an earlier state. The memo holds an entry per distinct call: about
-	// 150 bytes, plus what its sends and observations hold.
+	// (traces always call the handlers). The declaration is tested on every call the
+	// memo would keep: the call is also made with the complement of its random bits and
+	// kept only if both draws have the same effects (a call that varies is made again
+	// wherever it recurs); a handler that maps both draws to one effect and some third
+	// draw to another would escape the test. The memo holds an entry per distinct
+	// call: about 150 bytes, plus what its sends and observations hold.
 	Memoize bool
 	// Boundary, when set, stops exploration at states for which it returns false (they
 	// are counted and checked, not expanded): a way to bound counters and sequence

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -19,6 +21,12 @@ import (
 // hash are all skipped. What depends on the rest of the state is redone on replay:
 // which sends are lost (receiver down, link cut), where they are queued, and the ghost
 // fold (each entry remembers its last fold: from which ghost, by hash, to which).
+//
+// The declaration is tested on every call the memo would keep: the call is made a
+// second time, into a scratch copy of the state, with the complement of its random
+// bits, and kept only if both calls left the same slot, sends, observations, ghost and
+// inertness (sameEffects). A call that varies is not kept, so a wrong declaration
+// costs speed, not states.
 //
 // Keys are 64-bit hashes of the slot and of the input (the assumption fingerprints
 // and the hash-consing pools already make). Calls that panic are not kept; a record
@@ -130,15 +138,21 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 		}
 		m = &memoEntry{}
 	}
-	var node sim.Node
-	if in.Kind == sim.Restart {
-		node = x.a.Nodes[n].New()
-	} else {
-		node = sim.CloneNode(t.nodes[n].node)
+	var other *State
+	var om *memoEntry
+	if m != nil {
+		// The declaration is tested, not trusted: the call is also made, into a
+		// scratch copy of t, with the complement of its random bits, and kept only if
+		// both draws have the same effects.
+		other, om = t.scratch(), &memoEntry{}
+		x.call(other, n, x.fresh(t, n, in), in, ^rnd, nil, om)
 	}
-	x.call(t, n, node, in, rnd, rec, m)
+	x.call(t, n, x.fresh(t, n, in), in, rnd, rec, m)
 	if m == nil || t.panic != nil {
 		return
+	}
+	if !sameEffects(t, other, n, m, om) {
+		return // the effects depend on Input.Rand: not memoized (each such call is made again)
 	}
 	// Seal node n's slot now (seal skips a slot that is not owned and has its hash).
 	ns := t.nodes[n]
@@ -150,6 +164,49 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 	}
 	m.inert = t.inert
 	x.memo.put(k, m)
+}
+
+// fresh returns the node that handles in: a copy of node n's state in t, or a new
+// node for a Restart.
+func (x *actorSys) fresh(t *State, n sim.NodeID, in sim.Input) sim.Node {
+	if in.Kind == sim.Restart {
+		return x.a.Nodes[n].New()
+	}
+	return sim.CloneNode(t.nodes[n].node)
+}
+
+// scratch returns a copy of t that effects may change without changing t: its own
+// node list, no slot or link list owned (so both are copied before a change).
+func (t *State) scratch() *State {
+	u := *t
+	u.nodes = slices.Clone(t.nodes)
+	u.links = t.links
+	if t.linksOwned {
+		u.links = slices.Clone(t.links) // t's may live in t.linkBuf
+	}
+	u.owned, u.linksOwned = 0, false
+	return &u
+}
+
+// sameEffects reports whether two calls of node n with different random bits, into t
+// (recorded in m) and into u (recorded in om), left the same slot, sent the same
+// messages, made the same observations and left the same ghost.
+func sameEffects(t, u *State, n sim.NodeID, m, om *memoEntry) bool {
+	if u.panic != nil || u.nodes[n].hash() != t.nodes[n].hash() || u.ghostH != t.ghostH ||
+		u.inert != t.inert || len(m.sends) != len(om.sends) || len(m.obs) != len(om.obs) {
+		return false
+	}
+	for i, s := range m.sends {
+		if s.to != om.sends[i].to || s.h != om.sends[i].h {
+			return false
+		}
+	}
+	for i, o := range m.obs {
+		if o.kind != om.obs[i].kind || !reflect.DeepEqual(o.v, om.obs[i].v) {
+			return false
+		}
+	}
+	return true
 }
 
 // replay applies a memoized call's effects to t, as effects would have: it reports

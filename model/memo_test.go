@@ -76,7 +76,8 @@ func TestMemoChangesNothing(t *testing.T) {
 }
 
 // A memo hit skips the handler: a system whose state space revisits node states
-// calls each distinct (slot, input) pair once.
+// calls each distinct (slot, input) pair twice (the two random draws that test the
+// declaration) and never again, so fewer times than without the memo.
 func TestMemoSkipsRepeatedCalls(t *testing.T) {
 	calls := 0
 	counting := func(n *scripted, in sim.Input, out *sim.Outbox) {
@@ -96,7 +97,34 @@ func TestMemoSkipsRepeatedCalls(t *testing.T) {
 	if _, err := Check(&plain, Options{Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if calls0 == 0 || calls0*2 > calls {
+	if calls0 == 0 || calls0 >= calls {
 		t.Fatalf("%d handler calls with the memo, %d without (%d states)", calls0, calls, res.Distinct)
+	}
+}
+
+// dice keeps a bit drawn from Input.Rand on every delivery: its effects depend on the
+// random bits, so declaring Memoize for it is wrong.
+func dice(n *scripted, in sim.Input, out *sim.Outbox) {
+	if in.Kind == sim.Receive {
+		n.Count = n.Count*2 + int(in.Rand&1)
+	}
+}
+
+// A wrong Memoize declaration changes nothing either: the checker tests it on every
+// call it would keep (the call is also made with the complement of the random bits)
+// and keeps none whose effects differ, so a node that stores random bits explores
+// the same states with and without the declaration.
+func TestMemoRefusesRandomEffects(t *testing.T) {
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", dice)},
+		Inject: goInput(), Network: Network{Unordered: true, Duplicating: true, MaxDuplicates: 2}}
+	plain := mustCheck(t, sys, Options{Workers: 1})
+	memo := *sys
+	memo.Memoize = true
+	for _, o := range []Options{{Workers: 1}, {Workers: 2}, {Strategy: DFS}} {
+		got := mustCheck(t, &memo, o)
+		if got.Distinct != plain.Distinct || got.Total != plain.Total || got.Depth != plain.Depth {
+			t.Errorf("%+v: memoized %d distinct, %d total, depth %d; plain %d, %d, %d",
+				o, got.Distinct, got.Total, got.Depth, plain.Distinct, plain.Total, plain.Depth)
+		}
 	}
 }
