@@ -13,7 +13,7 @@ import (
 
 // suite are the scenarios within the thesis' fault model (crash faults, reliable
 // links).
-var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "active-follower-return", "minority-crash", "swarm",
+var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "active-follower-return", "minority-crash", "slow-claimer", "registry-restart", "swarm",
 	"simpleflow", "case-4.5.1", "case-4.5.2", "case-4.5.3", "case-4.5.4", "case-4.5.5", "chapter6"}
 
 // Every scenario of the thesis' fault model keeps RP-P1…P4 on 200 seeds.
