@@ -24,6 +24,19 @@ func TestScenarioSeeds(t *testing.T) {
 	t.Run("basic-active", func(t *testing.T) {
 		scenariotest.Seeds(t, "replication/basic", 1, 200, map[string]string{"mode": "active"})
 	})
+	// §5.3.3: the replica locator takes the primary an answer to any of its lookups
+	// names. Clients re-sending every 3 ms, below a lookup's round trip (up to 16 ms),
+	// complete every call (RP-P1 every operation returns); before, each re-send's new
+	// lookup voided the answers to the older ones, and no call ever completed.
+	for _, c := range []struct{ sc, mode string }{{"basic", "passive"}, {"basic", "active"}, {"swarm", ""}} {
+		name, ps := c.sc+"-retry-below-round-trip", map[string]string{"retry": "3ms"}
+		if c.mode != "" {
+			name, ps["mode"] = name+"-"+c.mode, c.mode
+		}
+		t.Run(name, func(t *testing.T) {
+			scenariotest.Seeds(t, "replication/"+c.sc, 1, 200, ps)
+		})
+	}
 	// Four clients: a request can queue behind three others (RP-2 latency without
 	// faults then judges that nothing is dropped from the queue).
 	for _, mode := range []string{"passive", "active"} {
