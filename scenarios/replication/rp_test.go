@@ -37,6 +37,14 @@ func TestScenarioSeeds(t *testing.T) {
 			scenariotest.Seeds(t, "replication/"+c.sc, 1, 200, ps)
 		})
 	}
+	// The thesis' own protocol polls: notification is its future work (RP-1). The
+	// swarm and the sequencer's double crash also run with polling (-p notify=false),
+	// where the replicas look the group up themselves (every period or every 5).
+	for _, sc := range []string{"swarm", "active-sequencer-crash"} {
+		t.Run(sc+"-polling", func(t *testing.T) {
+			scenariotest.Seeds(t, "replication/"+sc, 1, 200, map[string]string{"notify": "false"})
+		})
+	}
 	// Four clients: a request can queue behind three others (RP-2 latency without
 	// faults then judges that nothing is dropped from the queue).
 	for _, mode := range []string{"passive", "active"} {
