@@ -19,8 +19,10 @@ type Call struct {
 	Group  string
 	Active bool
 	Req    Request
-	Lk     int64
-	Sent   []sim.NodeID
+	// Lk numbers the lookups; this call's are Base+1 … Lk. Acted is the newest of
+	// them whose answer the request was sent on.
+	Lk, Base, Acted int64
+	Sent            []sim.NodeID
 	// Relooked: a NotPrimary made the call look again; a second one waits for the
 	// retry (a primary just stepping down is listed for a while).
 	Relooked bool
@@ -31,6 +33,7 @@ const callTag = "call"
 
 // Start sends the request to known targets, or looks the group up first.
 func (c *Call) Start(out *sim.Outbox, registries, known []sim.NodeID) {
+	c.Base = c.Lk
 	if len(known) > 0 {
 		c.send(out, known)
 		return
@@ -49,15 +52,29 @@ func (c *Call) Lookup(out *sim.Outbox, registries []sim.NodeID) {
 
 // Found acts on a registry's answer: the request goes to the primary (passive) or to
 // every registered replica not sent to yet (active).
+//
+// RP-2, §5.3.3 (handle_failure): the replica locator looks the group up in each registry
+// and takes the primary an answer names. An answer to any of this call's lookups
+// counts, not only to the newest: each re-send starts a new lookup, so with a re-send
+// period below the lookup's round trip an answer to the newest never arrived in time
+// and the call never completed. Only an answer older than one the request was already
+// sent on is ignored (passive: also the rest of that one's, and any while a primary
+// found since the last lookup has not answered).
 func (c *Call) Found(out *sim.Outbox, m Found) {
-	if m.Tag != callTag || m.Seq != c.Lk || (!c.Active && len(c.Sent) > 0) {
-		return // not this lookup's answer, or the primary was found already
+	if m.Tag != callTag || m.Seq <= c.Base || m.Seq > c.Lk || m.Seq < c.Acted {
+		return // not this call's lookup, or older than an answer acted on
+	}
+	if !c.Active && (len(c.Sent) > 0 || m.Seq == c.Acted) {
+		return // the primary was found already
 	}
 	var to []sim.NodeID
 	for _, g := range m.Regs {
 		if (c.Active || g.Primary) && !slices.Contains(c.Sent, g.Node) {
 			to = append(to, g.Node)
 		}
+	}
+	if len(to) > 0 {
+		c.Acted = m.Seq
 	}
 	c.send(out, to)
 }

@@ -24,6 +24,7 @@
 //	RP-4 predecessor retries a new primary (§4.5.2)                workflow.go (startCall: "call" timer), caller.go
 //	RP-5 SimpleFlow's route, tasks calling other components        workflow.go (Flow, Hop); scenarios/replication
 //	front end: locator, request, re-send with the same ID          caller.go, client.go
+//	RP-2 locator: the primary any of its lookups names (§5.3.3)   caller.go (Call.Found)
 //
 // # Choices where the thesis is silent
 //

@@ -148,12 +148,19 @@ type trigger struct {
 	victims func(k *sim.Kernel, o *sim.Observation) []sim.NodeID
 	// restart after this long (0: never)
 	restart time.Duration
-	groups  []string // the groups whose failover the table reports
+	// slow: instead of crashing the victims, delay every message sent to them by
+	// slow.extra for slow.span (the links stay reliable: the messages arrive late)
+	slow   *slowLinks
+	groups []string // the groups whose failover the table reports
 
 	fired   bool
 	firedAt sim.Time
 	crashed []sim.NodeID
+	slowed  []sim.NodeID
 }
+
+// slowLinks is a delay on every link into a node, for a while.
+type slowLinks struct{ extra, span time.Duration }
 
 // triggers returns a Setup.Stop hook that fires the triggers (it never stops the run).
 func (e *env) triggers() func(k *sim.Kernel) bool {
@@ -179,6 +186,11 @@ func (e *env) triggers() func(k *sim.Kernel) bool {
 			t.fired, t.firedAt = true, k.Now()
 			for _, n := range t.victims(k, hit) {
 				if n < 0 || !k.Up(n) {
+					continue
+				}
+				if t.slow != nil {
+					t.slowed = append(t.slowed, n)
+					k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultSpike, From: sim.Any, To: n, Extra: t.slow.extra, For: t.slow.span})
 					continue
 				}
 				t.crashed = append(t.crashed, n)

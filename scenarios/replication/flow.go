@@ -307,9 +307,10 @@ func (e *env) table(r *checker.Run) string {
 			add(tr.label, tr.what, "-", "not reached", "-", "-", "-")
 			continue
 		}
-		nodes := strings.Join(names(e.d, tr.crashed), ", ")
-		if len(tr.crashed) > 2 {
-			nodes = fmt.Sprintf("%d nodes", len(tr.crashed))
+		hit := append(slices.Clone(tr.crashed), tr.slowed...)
+		nodes := strings.Join(names(e.d, hit), ", ")
+		if len(hit) > 2 {
+			nodes = fmt.Sprintf("%d nodes", len(hit))
 		}
 		at := fmt.Sprintf("%.3fs", tr.firedAt.Sub(0).Seconds())
 		if len(tr.groups) == 0 {

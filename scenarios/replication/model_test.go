@@ -26,7 +26,7 @@ func TestModelExhaustive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no exhaustive model check (TestModelCatchesNoDup and the planted bugs still explore)")
 	}
-	const distinct = 496877
+	const distinct = 497613
 	for _, w := range []int{1, 2} {
 		res := checkModel(t, nil, model.Options{Workers: w, MaxStates: scenariotest.Bound(distinct)})
 		if res.Outcome != model.Complete || res.Violation != nil {

@@ -49,6 +49,7 @@ func (e *env) setup(bound time.Duration, until sim.Time) *scenarios.Setup {
 	}
 	props = append(props,
 		checker.Property{Name: "RP-P2 single primary", Class: checker.Safety, NeedsCompleteRun: true, Check: e.singlePrimary},
+		checker.Property{Name: "RP-2 no primary elected without a registry", Class: checker.Safety, Check: e.electedWithRegistry},
 		checker.LinearizableKeyed("RP-P3 linearizable", func(string) porcupineModel { return registerModel() }, e.ops, 0),
 		checker.Property{Name: "RP-P4 no acknowledged request lost", Class: checker.Safety, NeedsCompleteRun: true, Check: e.noLostAck},
 		checker.Property{Name: "RP-P4 backups equal the primary", Class: checker.Safety, NeedsCompleteRun: true, Check: e.backupsEqual},
@@ -273,6 +274,44 @@ func (e *env) singlePrimary(r *checker.Run) error {
 	return nil
 }
 
+// RP-2 §5.4.1: "If there is no registry in the system, then no replica can become the
+// primary. The ping threads will keep replicas alive, and once a registry enters the
+// system, all replicas register themselves and then a primary replica is established"
+// (and handle_primary_failure, §5.2.3: when the lookups find no replica, "stay alive
+// for new lookup to appear"). A passive replica takes the primary role only at an
+// instant when some registry is up.
+func (e *env) electedWithRegistry(r *checker.Run) error {
+	if len(e.d.regs) == 0 {
+		return nil
+	}
+	cs := e.changes()
+	checked := 0
+	for _, o := range r.History() {
+		v, ok := o.Value.(rp.Role)
+		if !ok || !v.Primary {
+			continue
+		}
+		if g := e.d.group[o.Node]; g == nil || g.active {
+			continue
+		}
+		checked++
+		down := map[sim.NodeID]bool{}
+		for _, c := range cs {
+			if c.at > o.Time {
+				break
+			}
+			if c.node >= 0 {
+				down[c.node] = c.crash
+			}
+		}
+		if !slices.ContainsFunc(e.d.regs, func(n sim.NodeID) bool { return !down[n] }) {
+			return fmt.Errorf("%s became primary at %v while every registry was down", r.Final[o.Node].Name, o.Time)
+		}
+	}
+	r.Note(fmt.Sprintf("%d elections checked", checked))
+	return nil
+}
+
 // ops turns the checked clients' calls and returns into register operations per group
 // and key.
 func (e *env) ops(r *checker.Run) ([]checker.Operation, error) {
@@ -459,6 +498,9 @@ func (e *env) changes() []change {
 		cs = append(cs, change{sim.Time(ev.At), n, ev.Kind == "crash"})
 	}
 	for _, t := range e.trig {
+		if len(t.slowed) > 0 {
+			cs = append(cs, change{t.firedAt, -1, false}) // a delay: another kind of fault
+		}
 		for _, n := range t.crashed {
 			cs = append(cs, change{t.firedAt, n, true})
 			if t.restart > 0 {

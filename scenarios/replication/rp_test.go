@@ -13,7 +13,7 @@ import (
 
 // suite are the scenarios within the thesis' fault model (crash faults, reliable
 // links).
-var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "active-follower-return", "minority-crash", "swarm",
+var suite = []string{"basic", "crashes", "primary-crash", "backup-return", "registry-crash", "active-sequencer-crash", "active-follower-return", "minority-crash", "slow-claimer", "registry-restart", "swarm",
 	"simpleflow", "case-4.5.1", "case-4.5.2", "case-4.5.3", "case-4.5.4", "case-4.5.5", "chapter6"}
 
 // Every scenario of the thesis' fault model keeps RP-P1…P4 on 200 seeds.
@@ -24,6 +24,27 @@ func TestScenarioSeeds(t *testing.T) {
 	t.Run("basic-active", func(t *testing.T) {
 		scenariotest.Seeds(t, "replication/basic", 1, 200, map[string]string{"mode": "active"})
 	})
+	// §5.3.3: the replica locator takes the primary an answer to any of its lookups
+	// names. Clients re-sending every 3 ms, below a lookup's round trip (up to 16 ms),
+	// complete every call (RP-P1 every operation returns); before, each re-send's new
+	// lookup voided the answers to the older ones, and no call ever completed.
+	for _, c := range []struct{ sc, mode string }{{"basic", "passive"}, {"basic", "active"}, {"swarm", ""}} {
+		name, ps := c.sc+"-retry-below-round-trip", map[string]string{"retry": "3ms"}
+		if c.mode != "" {
+			name, ps["mode"] = name+"-"+c.mode, c.mode
+		}
+		t.Run(name, func(t *testing.T) {
+			scenariotest.Seeds(t, "replication/"+c.sc, 1, 200, ps)
+		})
+	}
+	// The thesis' own protocol polls: notification is its future work (RP-1). The
+	// swarm and the sequencer's double crash also run with polling (-p notify=false),
+	// where the replicas look the group up themselves (every period or every 5).
+	for _, sc := range []string{"swarm", "active-sequencer-crash"} {
+		t.Run(sc+"-polling", func(t *testing.T) {
+			scenariotest.Seeds(t, "replication/"+sc, 1, 200, map[string]string{"notify": "false"})
+		})
+	}
 	// Four clients: a request can queue behind three others (RP-2 latency without
 	// faults then judges that nothing is dropped from the queue).
 	for _, mode := range []string{"passive", "active"} {

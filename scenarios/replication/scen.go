@@ -186,6 +186,70 @@ var kinds = []kind{
 				second,
 			}
 		}},
+	// RP-1 and RP-2 §5.4.1: the registries are volatile and may all be down; while
+	// none is up no replica becomes primary (checked on every run), and the views they
+	// give while the renewals refill them differ.
+	{name: "registry-restart", help: "passive, five replicas, 1 or 2 registries (drawn from the seed): the primary crashes for good, and as a backup claims the role (§5.2.3) a replica it waits for crashes for good, and every registry crashes and restarts empty one to three periods later (times drawn from the seed): no replica may become primary while no registry is up (§5.4.1), and until the renewals refill them the registries list only some of the group, so the replicas' views differ while the claim goes on; the clients pause 100ms between calls, so requests race the failover", suite: true, plan: noFaults, think: 100 * time.Millisecond,
+		trig: func(seed uint64, d *deployment) []*trigger {
+			r := sim.Stream(seed, "rp-registry-restart")
+			t0 := 700*time.Millisecond + time.Duration(r.Int64Range(0, int64(500*time.Millisecond)))
+			down := d.period + time.Duration(r.Int64Range(0, int64(2*d.period)))
+			g := kvGroup(d)
+			claim := func(o sim.Observation) bool {
+				v, ok := o.Value.(rp.Failover)
+				return ok && v.Self
+			}
+			return []*trigger{
+				{label: "-", what: "the primary", at: sim.Time(t0), groups: []string{"worklist"},
+					victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, g)} }},
+				{label: "-", what: "a replica the claimer waits for", at: sim.Time(t0), groups: []string{"worklist"}, on: claim,
+					victims: func(k *sim.Kernel, o *sim.Observation) []sim.NodeID {
+						for _, n := range g.members {
+							if n != o.Node && k.Up(n) {
+								return []sim.NodeID{n}
+							}
+						}
+						return nil
+					}},
+				{label: "-", what: "every registry", at: sim.Time(t0), on: claim, restart: down,
+					victims: func(*sim.Kernel, *sim.Observation) []sim.NodeID { return slices.Clone(d.regs) }},
+			}
+		}},
+	// RP-2 §5.2.3 and RP-P4: the elected replica may be the one behind (back from a
+	// crash); it takes over with the state the others acknowledged even when their
+	// answers, and the registries', come late (reliable links, slow ones: the thesis
+	// assumes reliable communication, not a bound on its delay).
+	{name: "slow-claimer", help: "the backup next in line (the minimum registration ID after the primary's) crashes and returns a lease and more later, behind the requests acknowledged meanwhile; the primary crashes for good as it returns, and while it claims the role (§5.2.3) every message to it arrives two to three periods late (times drawn from the seed; the links stay reliable): it must take over with the state the others acknowledged, not its own; the clients pause 50ms between calls", suite: true, plan: noFaults, think: 50 * time.Millisecond,
+		trig: func(seed uint64, d *deployment) []*trigger {
+			r := sim.Stream(seed, "rp-slow-claimer")
+			t0 := 500*time.Millisecond + time.Duration(r.Int64Range(0, int64(400*time.Millisecond)))
+			back := d.lease + time.Duration(r.Int64Range(int64(100*time.Millisecond), int64(400*time.Millisecond)))
+			extra := 2*d.period + 2*maxLink + time.Duration(r.Int64Range(0, int64(d.period-2*maxLink)))
+			g := kvGroup(d)
+			// next: the up backup with the least registration ID
+			next := func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID {
+				best := sim.NodeID(-1)
+				var lo rp.RegID
+				for _, n := range g.members {
+					if s, ok := k.NodeState(n).(*rp.Replica); ok && k.Up(n) && !s.S.Primary && (best < 0 || s.S.ID.Less(lo)) {
+						best, lo = n, s.S.ID
+					}
+				}
+				return []sim.NodeID{best}
+			}
+			return []*trigger{
+				{label: "-", what: "the next backup in line", at: sim.Time(t0), restart: back, groups: []string{"worklist"}, victims: next},
+				{label: "-", what: "the primary", at: sim.Time(t0 + back), groups: []string{"worklist"},
+					victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID { return []sim.NodeID{d.primary(k, g)} }},
+				{label: "-", what: "messages to the claimer (late)", at: sim.Time(t0 + back),
+					on: func(o sim.Observation) bool {
+						v, ok := o.Value.(rp.Failover)
+						return ok && v.Self
+					},
+					victims: func(_ *sim.Kernel, o *sim.Observation) []sim.NodeID { return []sim.NodeID{o.Node} },
+					slow:    &slowLinks{extra: extra, span: 3 * d.period}},
+			}
+		}},
 	{name: "partition", help: "outside the thesis' model: each replica in turn is cut off from the registries and the other replicas for 1.5 s, longer than a lease (clients stay with it); the primary among them must step down",
 		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
 			var p faults.Plan
@@ -331,6 +395,15 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		nr, ng = 5, int(r.Int64Range(1, 2))
 		mode = map[bool]string{false: "passive", true: "active"}[active]
 		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries", mode, nr, ng))
+	}
+	if k.name == "registry-restart" {
+		active, mode = false, "passive"
+		nr, ng = 5, int(sim.Stream(b.Seed, "rp-registry-restart-shape").Int64Range(1, 2))
+		notes = append(notes, fmt.Sprintf("passive replication, %d replicas, %d registries", nr, ng))
+	}
+	if k.name == "slow-claimer" {
+		// §5.2.3's claim is passive replication's (-p mode is ignored)
+		active, mode = false, "passive"
 	}
 	if k.name == "swarm" {
 		r := sim.Stream(b.Seed, "rp-swarm")
