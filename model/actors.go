@@ -77,7 +77,9 @@ type Actors struct {
 	// memo would keep: the call is also made with the complement of its random bits and
 	// kept only if both draws have the same effects (a call that varies is made again
 	// wherever it recurs); a handler that maps both draws to one effect and some third
-	// draw to another would escape the test. The memo holds an entry per distinct
+	// draw to another escapes the test — one that hashes the bits (seeds a generator
+	// with them) does on half of its calls, one that folds them by exclusive or on all
+	// — and a wrong declaration then loses states. The memo holds an entry per distinct
 	// call: about 150 bytes, plus what its sends and observations hold.
 	Memoize bool
 	// Boundary, when set, stops exploration at states for which it returns false (they
@@ -191,7 +193,9 @@ type DiscreteTime struct {
 // Index is always -1 (it depends on the path, and the ghost must depend on the state).
 // The ghost is part of the state and of its fingerprint (canonical encoding by
 // sim.AppendCanonical, or its own sim.StateEncoder). Fold receives a deep copy, so it may
-// mutate and return its argument.
+// mutate and return its argument; it must not modify the observation's Value (with
+// Actors.Memoize a recorded value is folded again wherever its call recurs, by several
+// workers at once).
 type Ghost struct {
 	Init any
 	Fold func(g any, o sim.Observation) any

@@ -196,7 +196,10 @@
 // observations wherever the same call recurs (the crash-free exactlyonce model makes
 // 1 000 distinct handler calls for 608 346 successors instead of 608 348 calls). Each
 // call is kept only after a second call with the complement of its random bits had
-// the same effects, so a wrong declaration costs speed, not states.
+// the same effects: a handler that reads some of the bits as they are is caught, but
+// one that hashes them (seeds a generator with them, say) escapes on half of its
+// calls, and one that folds them by exclusive or, or takes their parity, on all of
+// them — the declaration must be true, or states are lost.
 //
 // # Choices and limitations
 //

@@ -25,8 +25,10 @@ import (
 // The declaration is tested on every call the memo would keep: the call is made a
 // second time, into a scratch copy of the state, with the complement of its random
 // bits, and kept only if both calls left the same slot, sends, observations, ghost and
-// inertness (sameEffects). A call that varies is not kept, so a wrong declaration
-// costs speed, not states.
+// inertness (sameEffects). A call that varies is not kept. This catches a handler that
+// reads some of the bits as they are (each differs between the two draws), not one
+// that hashes them (half of such calls agree on both draws, and are kept) or folds them
+// by exclusive or (which the complement leaves alone): the declaration must be true.
 //
 // Keys are 64-bit hashes of the slot and of the input (the assumption fingerprints
 // and the hash-consing pools already make). Calls that panic are not kept; a record
