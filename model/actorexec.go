@@ -134,6 +134,9 @@ func (a *Actors) compile() (runner, error) {
 		Fairness:    x.fairness,
 		record:      x,
 	}
+	if x.memo != nil {
+		sp.failed = x.memo.failed
+	}
 	if err := sp.validate(); err != nil {
 		return nil, err
 	}

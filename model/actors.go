@@ -73,13 +73,14 @@ type Actors struct {
 	// time are replayed without calling the handler. In untimed mode a timer's duration
 	// is not part of the state, so a node that draws random bits only for timer jitter
 	// qualifies. Counts, verdicts and traces are those of the same system without it
-	// (traces always call the handlers). The declaration is tested on every call the
-	// memo would keep: the call is also made with the complement of its random bits and
-	// kept only if both draws have the same effects (a call that varies is made again
-	// wherever it recurs); a handler that maps both draws to one effect and some third
-	// draw to another escapes the test — one that hashes the bits (seeds a generator
-	// with them) does on half of its calls, one that folds them by exclusive or on all
-	// — and a wrong declaration then loses states. The memo holds an entry per distinct
+	// (traces always call the handlers). The declaration is tested, not trusted: every
+	// call the memo would keep is also made with two other draws of random bits (their
+	// complement and a hash), and the first call whose effects differ ends the check
+	// with an error naming the node and the input (Check returns it; simrun exits 2).
+	// A handler that reads the bits as they are is caught at its first such call; one
+	// that hashes or folds them is caught on about half of its calls. The test cannot
+	// see a handler whose effects depend on the bits only for draws it never meets, so
+	// the declaration must still be true. The memo holds an entry per distinct
 	// call: about 150 bytes, plus what its sends and observations hold.
 	Memoize bool
 	// Boundary, when set, stops exploration at states for which it returns false (they

@@ -130,6 +130,9 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		err = fmt.Errorf("model: unknown strategy %d", o.Strategy)
 	}
 	c.eventually, c.evMask = evs, evMask
+	if err == nil && c.sp.failed != nil {
+		err = c.sp.failed()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -194,12 +194,13 @@
 // (Actors.Memoize): a handler call then depends only on its node's slot and the input,
 // and the checker memoizes calls (memo.go), replaying the resulting slot, sends and
 // observations wherever the same call recurs (the crash-free exactlyonce model makes
-// 1 000 distinct handler calls for 608 346 successors instead of 608 348 calls). Each
-// call is kept only after a second call with the complement of its random bits had
-// the same effects: a handler that reads some of the bits as they are is caught, but
-// one that hashes them (seeds a generator with them, say) escapes on half of its
-// calls, and one that folds them by exclusive or, or takes their parity, on all of
-// them — the declaration must be true, or states are lost.
+// 1 000 distinct handler calls for 608 346 successors instead of 608 348 calls). The
+// declaration is tested: each call the memo would keep is also made with the
+// complement of its random bits and with a hash of them, and the first call whose
+// effects differ ends the check with an error (a handler that reads the bits as they
+// are is caught at once; one that hashes them or takes their parity on about half of
+// its calls, so over a search almost surely). The declaration must still be true: a
+// dependence on draws the test never meets is invisible to it.
 //
 // # Choices and limitations
 //

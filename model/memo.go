@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -22,13 +23,17 @@ import (
 // which sends are lost (receiver down, link cut), where they are queued, and the ghost
 // fold (each entry remembers its last fold: from which ghost, by hash, to which).
 //
-// The declaration is tested on every call the memo would keep: the call is made a
-// second time, into a scratch copy of the state, with the complement of its random
-// bits, and kept only if both calls left the same slot, sends, observations, ghost and
-// inertness (sameEffects). A call that varies is not kept. This catches a handler that
-// reads some of the bits as they are (each differs between the two draws), not one
-// that hashes them (half of such calls agree on both draws, and are kept) or folds them
-// by exclusive or (which the complement leaves alone): the declaration must be true.
+// The declaration is tested on every call the memo would keep: the call is also made,
+// into scratch copies of the state, with two other draws of random bits (their
+// complement and a hash of them), and kept only if all three calls left the same slot,
+// sends, observations, ghost and inertness (sameEffects). The first call that varies
+// refutes the declaration: the memo is no longer used and the check ends with an error
+// naming the node and the input (states explored through entries kept before it may be
+// missing, so no count or verdict is reported). A handler that reads some of the bits
+// as they are differs on the complement; one that hashes them or folds them by
+// exclusive or differs on the hashed draw in about half of its calls, so over a search
+// it is caught unless very few calls depend on the bits. It is a test, not a proof:
+// the declaration must be true.
 //
 // Keys are 64-bit hashes of the slot and of the input (the assumption fingerprints
 // and the hash-consing pools already make). Calls that panic are not kept; a record
@@ -72,6 +77,39 @@ type memoObs struct {
 // memoTable is the memo, shared by the workers: sharded maps under mutexes.
 type memoTable struct {
 	shards [64]memoShard
+	// wrong is set by the first call whose effects differed between random draws:
+	// the Memoize declaration is false, the memo is no longer used, and the check
+	// ends with this error (Spec.failed).
+	wrong atomic.Pointer[error]
+}
+
+// otherDraws are the random bits a call the memo would keep is also made with: the
+// complement (every bit differs) and a hash (unrelated bits, for a handler that
+// hashes or folds them).
+var otherDraws = [...]func(uint64) uint64{
+	func(r uint64) uint64 { return ^r },
+	func(r uint64) uint64 { return sim.Mix64(r ^ 0x9e3779b97f4a7c15) },
+}
+
+// refute records that node's handler had different effects for different random bits
+// on input in (the first such call wins).
+func (m *memoTable) refute(node string, in sim.Input) {
+	what := in.Kind.String()
+	if in.Kind == sim.Receive && in.Msg != nil {
+		what += " of " + in.Msg.Kind()
+	} else if in.Kind == sim.Timeout {
+		what += " of timer " + string(in.Timer)
+	}
+	err := fmt.Errorf("the system declares Memoize, but node %s's handler had different effects for different random bits (Input.Rand) on a %s: the declaration is false; remove it", node, what)
+	m.wrong.CompareAndSwap(nil, &err)
+}
+
+// failed returns the error refute recorded (nil while the declaration holds).
+func (m *memoTable) failed() error {
+	if e := m.wrong.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 type memoShard struct {
@@ -127,7 +165,7 @@ func (x *actorSys) memoKeyOf(t *State, n sim.NodeID, in sim.Input, inH uint64) m
 func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64, rec *sim.TraceRecord) {
 	var k memoKey
 	var m *memoEntry
-	if x.memo != nil && rec == nil {
+	if x.memo != nil && rec == nil && x.memo.wrong.Load() == nil {
 		k = x.memoKeyOf(t, n, in, inH)
 		if e := x.memo.get(k); e != nil {
 			if memoVerify {
@@ -140,21 +178,26 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 		}
 		m = &memoEntry{}
 	}
-	var other *State
-	var om *memoEntry
+	// The declaration is tested, not trusted: the call is also made, into scratch
+	// copies of t, with two other draws of random bits (their complement and a hash),
+	// and compared with the real call below.
+	var others [len(otherDraws)]*State
+	var oms [len(otherDraws)]*memoEntry
 	if m != nil {
-		// The declaration is tested, not trusted: the call is also made, into a
-		// scratch copy of t, with the complement of its random bits, and kept only if
-		// both draws have the same effects.
-		other, om = t.scratch(), &memoEntry{}
-		x.call(other, n, x.fresh(t, n, in), in, ^rnd, nil, om)
+		for i, d := range otherDraws {
+			others[i], oms[i] = t.scratch(), &memoEntry{}
+			x.call(others[i], n, x.fresh(t, n, in), in, d(rnd), nil, oms[i])
+		}
 	}
 	x.call(t, n, x.fresh(t, n, in), in, rnd, rec, m)
 	if m == nil || t.panic != nil {
 		return
 	}
-	if !sameEffects(t, other, n, m, om) {
-		return // the effects depend on Input.Rand: not memoized (each such call is made again)
+	for i := range others {
+		if !sameEffects(t, others[i], n, m, oms[i]) {
+			x.memo.refute(x.names[n], in)
+			return // not memoized; the check ends with the error refute records
+		}
 	}
 	// Seal node n's slot now (seal skips a slot that is not owned and has its hash).
 	ns := t.nodes[n]

@@ -71,6 +71,9 @@ type Spec[S any] struct {
 	// record, when set (actor systems), renders trace records instead of the generic
 	// init/step records built from ActionName and Describe.
 	record recorder[S]
+	// failed, when set, is asked after a search: a non-nil error replaces the result
+	// (actor systems: a Memoize declaration the search refuted).
+	failed func() error
 }
 
 // recorder renders the trace of a path for systems with richer traces than a plain
