@@ -53,8 +53,8 @@ func intern[T any](pool *sync.Map, h uint64, v T) T {
 // has more than 64 nodes), then fingerprints the state.
 func (x *actorSys) seal(t *State) {
 	for n, ns := range t.nodes {
-		if n < 64 && t.owned&(1<<n) == 0 && ns.hs != 0 {
-			continue
+		if ns.hs != 0 && (n >= 64 || t.owned&(1<<n) == 0) {
+			continue // shared with other states (mut copies a slot before changing it)
 		}
 		ns.hs = ns.hash()
 		t.nodes[n] = intern(&x.slotPool, perNode(ns.hs, n), ns)

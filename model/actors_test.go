@@ -696,3 +696,29 @@ func TestSuccessorsLeaveTheirStateUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// A system of more than 64 nodes (whose changed slots have no ownership bit): node 0
+// sends one message to each of nodes 64…73, delivered in any order, so states share
+// the slots of the nodes above 64 and two workers seal states at once. Counts must
+// agree on one and two workers and DFS (2¹⁰ sets of deliveries; the starts are part of
+// the initial state). Sealing rehashes only slots mut copied (their hash reset), not
+// every slot of a node above 64 (which wrote the hash into slots other states share).
+func TestManyNodesShareSlots(t *testing.T) {
+	nodes := []sim.NodeSpec{node("src", func(n *scripted, in sim.Input, out *sim.Outbox) {
+		if in.Kind == sim.Start {
+			for to := 64; to < 74; to++ {
+				out.Send(sim.NodeID(to), msg{N: to})
+			}
+		}
+	})}
+	for i := 1; i < 74; i++ {
+		nodes = append(nodes, node(fmt.Sprintf("n%d", i), receiver))
+	}
+	sys := &Actors{Nodes: nodes}
+	for _, o := range []Options{{Workers: 1}, {Workers: 2}, {Strategy: DFS}} {
+		res := mustCheck(t, sys, o)
+		if res.Outcome != Complete || res.Distinct != 1024 {
+			t.Errorf("%+v: %v, %d distinct; want complete, 1024 (2¹⁰ sets of deliveries)", o, res.Outcome, res.Distinct)
+		}
+	}
+}

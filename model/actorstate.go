@@ -239,6 +239,7 @@ func (t *State) mut(n sim.NodeID) *nodeSlot {
 		return t.nodes[n]
 	}
 	c := *t.nodes[n]
+	c.hs = 0 // to be rehashed by seal (the only mark a node >= 64 has of its change)
 	t.nodes[n] = &c
 	if n < 64 {
 		t.owned |= 1 << n
