@@ -30,6 +30,23 @@ func node(name string, f func(n *scripted, in sim.Input, out *sim.Outbox)) sim.N
 	return sim.NodeSpec{Name: name, New: func() sim.Node { return &scripted{F: f} }}
 }
 
+// rearm arms a one-second timer at start and re-arms it later on a workload message
+// (while it is pending); each firing sends node 1 a count, twice in all.
+func rearm(n *scripted, in sim.Input, out *sim.Outbox) {
+	switch in.Kind {
+	case sim.Start:
+		out.SetTimer("t", time.Second)
+	case sim.Receive: // from the workload: re-arm the pending timer, later
+		out.SetTimer("t", 2*time.Second)
+	case sim.Timeout:
+		n.Count++
+		out.Send(1, msg{N: n.Count})
+		if n.Count < 2 {
+			out.SetTimer("t", time.Second)
+		}
+	}
+}
+
 // receiver records what it receives (volatile Got, stable "count").
 func receiver(n *scripted, in sim.Input, out *sim.Outbox) {
 	switch in.Kind {
@@ -565,20 +582,6 @@ func TestMessageTypeIsPartOfTheState(t *testing.T) {
 // unordered ones in TestFIFOAndUnordered) and are otherwise regression pins.
 func TestPinnedActorCounts(t *testing.T) {
 	tick := time.Second
-	rearm := func(n *scripted, in sim.Input, out *sim.Outbox) {
-		switch in.Kind {
-		case sim.Start:
-			out.SetTimer("t", tick)
-		case sim.Receive: // from the workload: re-arm the pending timer, later
-			out.SetTimer("t", 2*tick)
-		case sim.Timeout:
-			n.Count++
-			out.Send(1, msg{N: n.Count})
-			if n.Count < 2 {
-				out.SetTimer("t", tick)
-			}
-		}
-	}
 	for _, c := range []struct {
 		name            string
 		sys             *Actors

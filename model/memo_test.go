@@ -19,20 +19,6 @@ import (
 // and every property's verdict must agree.
 func TestMemoChangesNothing(t *testing.T) {
 	tick := time.Second
-	rearm := func(n *scripted, in sim.Input, out *sim.Outbox) {
-		switch in.Kind {
-		case sim.Start:
-			out.SetTimer("t", tick)
-		case sim.Receive:
-			out.SetTimer("t", 2*tick)
-		case sim.Timeout:
-			n.Count++
-			out.Send(1, msg{N: n.Count})
-			if n.Count < 2 {
-				out.SetTimer("t", tick)
-			}
-		}
-	}
 	bad := func(n *scripted, in sim.Input, out *sim.Outbox) {
 		if in.Kind == sim.Receive && in.Msg.(msg).N == 2 {
 			panic("two")
