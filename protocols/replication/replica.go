@@ -324,6 +324,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			// only its results count here (a late Done of the old primary would make
 			// this replica hold a request the new primary has not).
 			r.S.PrimaryNode = from
+			// RP-2 §5.2.2-5.2.3: the ping still unanswered went to the primary
+			// followed before (crashed, most likely); it says nothing of the
+			// claimer. Left set, the next tick took the claimer for failed, the
+			// replica looked the group up again and, from registries refilling after
+			// a restart that did not list the claimer yet, claimed the role itself:
+			// two primaries (registry-restart -p notify=false, seeds 158, 754).
+			r.S.Awaiting = false
 		}
 		r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
 	case Snapshot:
