@@ -224,6 +224,15 @@ func (r *Replica) tick() {
 		}
 		r.lookup("claim")
 	case r.S.PrimaryNode < 0:
+		if r.S.Purpose == "failure" && len(r.S.Found) == 1 && r.S.Found[0].Node == r.me {
+			// The registries that answered in the last period list this replica
+			// alone; the others did not answer (down): it is alone.
+			r.S.Answers = len(r.O.Registries)
+			r.decide()
+			if r.S.Primary || r.S.Claiming {
+				return
+			}
+		}
 		r.lookup("failure")
 	case r.S.Awaiting:
 		// The primary did not answer the last ping in a period: it crashed or is
@@ -415,6 +424,16 @@ func (r *Replica) decide() {
 		// It follows a replica that claimed the role (or is about to): that one
 		// registers as primary, or the ping loop finds it gone. A lookup answered
 		// before the claim must not make this one claim too.
+		return
+	}
+	if minNode == r.me && len(regs) == 1 && r.S.Answers < len(r.O.Registries) {
+		// RP-2 §5.2.3 ("try every lookup registry"): the answers so far list this
+		// replica alone, so it would take over at once with nobody to ask for the
+		// state. A registry restarted empty lists only the replicas that renewed
+		// since: one back from a crash, behind, took the role from it while the
+		// other registry listed the primary (swarm -p notify=false seeds 5730,
+		// 18626: an acknowledged request lost). Wait for the other registries'
+		// answers; the next tick takes the role if none comes within a period.
 		return
 	}
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
