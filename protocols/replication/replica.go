@@ -415,6 +415,9 @@ func (r *Replica) decide() {
 			r.out.Observe(ObsFailover, Failover{Primary: best.Node})
 		}
 		r.S.PrimaryNode = best.Node
+		// RP-2 §5.2.3 "adopt an existing primary": a later answer to the lookup
+		// that elected this replica names a registered primary: the claim ends.
+		r.S.Claiming, r.S.Claim = false, nil
 		return
 	}
 	if r.S.Purpose != "failure" {
@@ -455,6 +458,10 @@ func (r *Replica) decide() {
 		return
 	}
 	r.S.PrimaryNode = minNode
+	// RP-2 §5.2.3: only the minimum ID registers as primary. A later answer to the
+	// lookup that elected this replica names a smaller ID (a registry that had not
+	// listed it): the claim ends, as if the answers had come in the other order.
+	r.S.Claiming, r.S.Claim = false, nil
 }
 
 // claimed ends a claim: the replica takes over as primary.
