@@ -48,6 +48,11 @@
 //     that answered follows it from then on and ignores Done messages of the old
 //     primary, and does not claim the role itself from a lookup answered earlier; a
 //     claimer that hears from a primary the registries did not list yet adopts it.
+//     A replica that the answers so far list alone waits a period for the other
+//     registries' answers before taking over alone (a registry restarted empty lists
+//     only the replicas that renewed since), and a backup handed to a claimer
+//     forgets its unanswered ping to the old primary (sweeps of registry-restart and
+//     swarm with polling found both: two primaries, acknowledged requests lost).
 //     (The model checker found the last two: startup races that lost an
 //     acknowledged request.)
 //   - The replicated service is a key-value store (the worklist keeps work items by

@@ -224,6 +224,15 @@ func (r *Replica) tick() {
 		}
 		r.lookup("claim")
 	case r.S.PrimaryNode < 0:
+		if r.S.Purpose == "failure" && len(r.S.Found) == 1 && r.S.Found[0].Node == r.me {
+			// The registries that answered in the last period list this replica
+			// alone; the others did not answer (down): it is alone.
+			r.S.Answers = len(r.O.Registries)
+			r.decide()
+			if r.S.Primary || r.S.Claiming {
+				return
+			}
+		}
 		r.lookup("failure")
 	case r.S.Awaiting:
 		// The primary did not answer the last ping in a period: it crashed or is
@@ -324,6 +333,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			// only its results count here (a late Done of the old primary would make
 			// this replica hold a request the new primary has not).
 			r.S.PrimaryNode = from
+			// RP-2 §5.2.2-5.2.3: the ping still unanswered went to the primary
+			// followed before (crashed, most likely); it says nothing of the
+			// claimer. Left set, the next tick took the claimer for failed, the
+			// replica looked the group up again and, from registries refilling after
+			// a restart that did not list the claimer yet, claimed the role itself:
+			// two primaries (registry-restart -p notify=false, seeds 158, 754).
+			r.S.Awaiting = false
 		}
 		r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
 	case Snapshot:
@@ -399,6 +415,9 @@ func (r *Replica) decide() {
 			r.out.Observe(ObsFailover, Failover{Primary: best.Node})
 		}
 		r.S.PrimaryNode = best.Node
+		// RP-2 §5.2.3 "adopt an existing primary": a later answer to the lookup
+		// that elected this replica names a registered primary: the claim ends.
+		r.S.Claiming, r.S.Claim = false, nil
 		return
 	}
 	if r.S.Purpose != "failure" {
@@ -408,6 +427,16 @@ func (r *Replica) decide() {
 		// It follows a replica that claimed the role (or is about to): that one
 		// registers as primary, or the ping loop finds it gone. A lookup answered
 		// before the claim must not make this one claim too.
+		return
+	}
+	if minNode == r.me && len(regs) == 1 && r.S.Answers < len(r.O.Registries) {
+		// RP-2 §5.2.3 ("try every lookup registry"): the answers so far list this
+		// replica alone, so it would take over at once with nobody to ask for the
+		// state. A registry restarted empty lists only the replicas that renewed
+		// since: one back from a crash, behind, took the role from it while the
+		// other registry listed the primary (swarm -p notify=false seeds 5730,
+		// 18626: an acknowledged request lost). Wait for the other registries'
+		// answers; the next tick takes the role if none comes within a period.
 		return
 	}
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
@@ -429,6 +458,10 @@ func (r *Replica) decide() {
 		return
 	}
 	r.S.PrimaryNode = minNode
+	// RP-2 §5.2.3: only the minimum ID registers as primary. A later answer to the
+	// lookup that elected this replica names a smaller ID (a registry that had not
+	// listed it): the claim ends, as if the answers had come in the other order.
+	r.S.Claiming, r.S.Claim = false, nil
 }
 
 // claimed ends a claim: the replica takes over as primary.
