@@ -59,6 +59,21 @@ func within(d time.Duration, f func() error) (done bool, alloc uint64, err error
 
 // checkRefusal judges one answer to an extreme value: a one-line input error of
 // modest length that names the parameter (name "": not checked here).
+// refused runs f, which must refuse its input within 10 s: it returns the refusal, or
+// reports the input accepted (or still running) and returns nil.
+func refused(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done, _, err := within(10*time.Second, f)
+	switch {
+	case !done:
+		t.Errorf("%s: accepted, still running after 10 s", what)
+		return nil
+	case err == nil:
+		t.Errorf("%s: accepted", what)
+	}
+	return err
+}
+
 func checkRefusal(t *testing.T, what, name string, err error) {
 	t.Helper()
 	msg := err.Error()
@@ -116,13 +131,7 @@ func TestParameterExtremes(t *testing.T) {
 				what := fmt.Sprintf("simrun run %s -p %s=%s", sc.Name, d.Name, v)
 				judged++
 				if sc.Experiment != nil {
-					done, _, err := within(10*time.Second, func() error { return experiment(sc, map[string]string{d.Name: v}) })
-					switch {
-					case !done:
-						t.Errorf("%s: accepted, still running after 10 s", what)
-					case err == nil:
-						t.Errorf("%s: accepted", what)
-					default:
+					if err := refused(t, what, func() error { return experiment(sc, map[string]string{d.Name: v}) }); err != nil {
 						checkRefusal(t, what, d.Name, err)
 					}
 					continue
@@ -208,19 +217,14 @@ func TestInputsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done, _, err := within(10*time.Second, func() error {
+		err = refused(t, what, func() error {
 			if sc.Experiment == nil {
 				_, _, err := scenarios.Start(sc, scenarios.Options{Seed: 1, Params: c.params})
 				return err
 			}
 			return experiment(sc, c.params)
 		})
-		switch {
-		case !done:
-			t.Errorf("%s: accepted, still running after 10 s", what)
-		case err == nil:
-			t.Errorf("%s: accepted", what)
-		default:
+		if err != nil {
 			names := slices.Sorted(maps.Keys(c.params))
 			named := false
 			for _, n := range names {
