@@ -36,7 +36,36 @@ type actorSys struct {
 
 	// memo is the handler-call memo (Actors.Memoize; nil without it).
 	memo *memoTable
+
+	// free holds successors the search discarded (Spec.recycle), for derive to reuse.
+	free sync.Pool
 }
+
+// derive derives a successor of s, into a discarded state when there is one.
+func (x *actorSys) derive(s *State) *State {
+	if v := x.free.Get(); v != nil {
+		return s.deriveInto(v.(*State))
+	}
+	return s.derive()
+}
+
+// recycle takes back a successor the search has discarded (a duplicate, a self-loop):
+// nothing refers to it any more (states derived from it are only ever derived from
+// states the search keeps).
+func (x *actorSys) recycle(t *State) {
+	if recyclePoison {
+		clear(t.nodes) // its own (derive copies them)
+		if t.linksOwned {
+			clear(t.links) // otherwise the array of the state it was derived from
+		}
+		*t = State{}
+	}
+	x.free.Put(t)
+}
+
+// recyclePoison makes recycle wipe the state it takes back (tests: a search that still
+// used it would go wrong).
+var recyclePoison bool
 
 // perNode keys a pool entry by hash and node index.
 func perNode(h uint64, n int) uint64 { return sim.Mix64(h ^ sim.Mix64(uint64(n)+0x6a09e667f3bcc909)) }
@@ -133,6 +162,7 @@ func (a *Actors) compile() (runner, error) {
 		Boundary:    a.Boundary,
 		Fairness:    x.fairness,
 		record:      x,
+		recycle:     x.recycle,
 	}
 	if x.memo != nil {
 		sp.failed = x.memo.failed
@@ -285,6 +315,8 @@ func (x *actorSys) next(s *State, emit func(Action, *State)) {
 				// the message stays in flight for later (Stateright's rule).
 				if t := x.apply(s, act(aDeliver, li, j), nil); !t.inert {
 					emit(act(aDeliver, li, j), t)
+				} else {
+					x.recycle(t)
 				}
 			} else {
 				try(act(aDeliver, li, j))
@@ -414,7 +446,7 @@ func (x *actorSys) drift(n int) int32 {
 // apply performs action ac from s and returns the successor; rec, when set, receives
 // the action's trace record.
 func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
-	t := s.derive()
+	t := x.derive(s)
 	kind, p1, p2 := unact(ac)
 	rnd := sim.Mix64(s.fp ^ sim.Mix64(uint64(ac)+0x2545f4914f6cdd1d))
 	msgRec := func(ev string, l *link, e envelope, why string) {

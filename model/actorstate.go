@@ -208,16 +208,24 @@ func (s *State) Panic() *sim.PanicError { return s.panic }
 // derive returns a shallow copy of s that may be modified: the top-level slices are
 // copied, the values they point to (node slots, link queues, node states, storages)
 // are shared and must be replaced, not mutated (see mut).
-func (s *State) derive() *State {
-	t := *s
-	if len(s.nodes) <= len(t.nodeBuf) {
-		t.nodes = t.nodeBuf[:len(s.nodes)]
+func (s *State) derive() *State { return s.deriveInto(new(State)) }
+
+// deriveInto is derive into t, a new State or one the search has discarded (recycle):
+// every field is overwritten, and t's node array is reused when it has room.
+func (s *State) deriveInto(t *State) *State {
+	spare := t.nodes
+	*t = *s
+	switch n := len(s.nodes); {
+	case n <= len(t.nodeBuf):
+		t.nodes = t.nodeBuf[:n]
 		copy(t.nodes, s.nodes)
-	} else {
+	case cap(spare) >= n:
+		t.nodes = append(spare[:0], s.nodes...)
+	default:
 		t.nodes = slices.Clone(s.nodes)
 	}
 	t.fp, t.owned, t.inert, t.linksOwned = 0, 0, false, false
-	return &t
+	return t
 }
 
 // ownLinks makes t's link list its own (a copy, the first time since derive), ready

@@ -164,11 +164,14 @@ func (c *checker[S]) bfs(o Options, start time.Time) (*Result, error) {
 		if c.evMask == 0 {
 			// Fast path: fingerprint at once and skip self-loops (the successor is
 			// the state being expanded, certainly seen).
-			fpf := c.sp.Fingerprint
+			fpf, rc := c.sp.Fingerprint, c.sp.recycle
 			w.emit = func(a Action, t S) {
 				w.k++
 				fp := fpf(t)
 				if fp == w.pfp {
+					if rc != nil {
+						rc(t)
+					}
 					return
 				}
 				w.succ = append(w.succ, succ[S]{s: t, fp: fp, parent: w.pref, idx: w.k - 1})
@@ -428,9 +431,13 @@ func (w *bfsWorker[S]) insertBatch() {
 		sink ^= r.tab.touch(w.succ[i].fp)
 	}
 	w.sink ^= sink
+	rc := c.sp.recycle
 	for i := range w.succ {
 		x := &w.succ[i]
 		if !r.tab.insert(x.fp) {
+			if rc != nil {
+				rc(x.s)
+			}
 			continue
 		}
 		// A new state: it needs max-states allowance. (Checked after the duplicate

@@ -74,13 +74,15 @@ type memoObs struct {
 	v    any
 }
 
-// memoTable is the memo, shared by the workers: sharded maps under mutexes.
+// memoTable is the memo, shared by the workers: sharded, each shard read without a
+// lock (memoShard), at most memoMax entries.
 type memoTable struct {
 	shards [64]memoShard
 	// wrong is set by the first call whose effects differed between random draws:
 	// the Memoize declaration is false, the memo is no longer used, and the check
 	// ends with this error (Spec.failed).
 	wrong atomic.Pointer[error]
+	n     atomic.Int64 // entries kept
 }
 
 // otherDraws are the random bits a call the memo would keep is also made with: the
@@ -112,16 +114,28 @@ func (m *memoTable) failed() error {
 	return nil
 }
 
+// memoShard is one shard of the memo, read without a lock or a shared write: ro is a
+// published map that is never changed again, and entries put since its publication
+// wait in dirty (under mu) until they are as many as half of ro, when a new ro holding
+// both is published (each entry is copied O(1) times on average). A hit in ro, which
+// is nearly every call once the memo has warmed up, costs one atomic load and a map
+// lookup; workers do not pass a lock's cache line back and forth.
 type memoShard struct {
-	mu sync.Mutex
-	m  map[memoKey]*memoEntry
-	_  [40]byte // one shard per cache line
+	ro    atomic.Pointer[map[memoKey]*memoEntry]
+	mu    sync.Mutex
+	dirty map[memoKey]*memoEntry
+	_     [40]byte // one shard per cache line
 }
+
+// memoMax bounds the memo's entries: once it holds that many, it keeps replaying them
+// and adds no more (a model whose calls seldom recur gains little from the memo, and
+// each entry holds a node slot alive).
+var memoMax int64 = 1 << 20 // a variable for tests
 
 func newMemoTable() *memoTable {
 	m := &memoTable{}
 	for i := range m.shards {
-		m.shards[i].m = map[memoKey]*memoEntry{}
+		m.shards[i].dirty = map[memoKey]*memoEntry{}
 	}
 	return m
 }
@@ -130,17 +144,58 @@ func (m *memoTable) shard(k memoKey) *memoShard { return &m.shards[(k.slot^k.in)
 
 func (m *memoTable) get(k memoKey) *memoEntry {
 	s := m.shard(k)
+	if ro := s.ro.Load(); ro != nil {
+		if e, ok := (*ro)[k]; ok {
+			return e
+		}
+	}
 	s.mu.Lock()
-	e := s.m[k]
-	s.mu.Unlock()
-	return e
+	defer s.mu.Unlock()
+	if e, ok := s.dirty[k]; ok {
+		return e
+	}
+	// A put may have published the key between the look at ro above and the lock.
+	if ro := s.ro.Load(); ro != nil {
+		return (*ro)[k]
+	}
+	return nil
 }
+
+// full reports whether the memo holds memoMax entries.
+func (m *memoTable) full() bool { return m.n.Load() >= memoMax }
 
 func (m *memoTable) put(k memoKey, e *memoEntry) {
 	s := m.shard(k)
 	s.mu.Lock()
-	s.m[k] = e
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	ro := s.ro.Load()
+	if ro != nil {
+		if _, ok := (*ro)[k]; ok {
+			return // another worker kept the same call first
+		}
+	}
+	if _, ok := s.dirty[k]; !ok {
+		m.n.Add(1)
+	}
+	s.dirty[k] = e
+	nro := 0
+	if ro != nil {
+		nro = len(*ro)
+	}
+	if len(s.dirty) < max(8, nro/2) {
+		return
+	}
+	pub := make(map[memoKey]*memoEntry, nro+len(s.dirty))
+	if ro != nil {
+		for key, v := range *ro {
+			pub[key] = v
+		}
+	}
+	for key, v := range s.dirty {
+		pub[key] = v
+	}
+	s.ro.Store(&pub)
+	s.dirty = map[memoKey]*memoEntry{}
 }
 
 // memoKeyOf returns the key of handing in (with content hash inH: the message's hash,
@@ -176,7 +231,9 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 				return
 			}
 		}
-		m = &memoEntry{}
+		if !x.memo.full() {
+			m = &memoEntry{}
+		}
 	}
 	// The declaration is tested, not trusted: the call is also made, into scratch
 	// copies of t, with two other draws of random bits (their complement and a hash),

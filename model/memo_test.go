@@ -4,6 +4,7 @@ import (
 	"fmt"
 	mathbits "math/bits"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,58 @@ import (
 // effects compared with the replayed ones), on one and two workers; the statistics
 // and every property's verdict must agree.
 func TestMemoChangesNothing(t *testing.T) {
+	systems := memoSystems()
+	defer func() { memoVerify = false }()
+	for i, sys := range systems {
+		for _, o := range []Options{{}, {Workers: 2}, {Strategy: DFS}} {
+			memoVerify = false
+			want := summary(mustCheck(t, sys, o))
+			m := *sys
+			m.Memoize = true
+			for _, verify := range []bool{false, true} {
+				memoVerify = verify
+				if got := summary(mustCheck(t, &m, o)); got != want {
+					t.Errorf("system %d, %+v, verify %v: memoized %s, plain %s", i, o, verify, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BFS hands the successors it discards back to the actor system, which builds later
+// successors in their memory (Spec.recycle). Nothing may still refer to a state taken
+// back: with recyclePoison every state is wiped as it is taken back, and every search
+// must end as before, memoized or not, on one and two workers.
+func TestRecycledStatesUnused(t *testing.T) {
+	defer func() { recyclePoison = false }()
+	for i, sys := range memoSystems() {
+		for _, memo := range []bool{false, true} {
+			for _, o := range []Options{{}, {Workers: 2}} {
+				s := *sys
+				s.Memoize = memo
+				recyclePoison = false
+				want := mustCheck(t, &s, o)
+				recyclePoison = true
+				got := mustCheck(t, &s, o)
+				if g, w := summary(got), summary(want); g != w {
+					t.Errorf("system %d, memo %v, workers %d: %s with poisoned recycling, %s without", i, memo, o.Workers, g, w)
+				}
+			}
+		}
+	}
+}
+
+// summary is what a search found: outcome, counts, and each property's verdict.
+func summary(res *Result) string {
+	s := fmt.Sprint(res.Outcome, res.Distinct, res.Total, res.Depth)
+	for _, p := range res.Properties {
+		s += fmt.Sprint(" ", p.Name, p.Status, p.Depth)
+	}
+	return s
+}
+
+// memoSystems are small systems with every kind of action.
+func memoSystems() []*Actors {
 	tick := time.Second
 	bad := func(n *scripted, in sim.Input, out *sim.Outbox) {
 		if in.Kind == sim.Receive && in.Msg.(msg).N == 2 {
@@ -39,28 +92,7 @@ func TestMemoChangesNothing(t *testing.T) {
 		guardedSystem(true),
 		guardedSystem(false),
 	}
-	summary := func(res *Result) string {
-		s := fmt.Sprint(res.Outcome, res.Distinct, res.Total, res.Depth)
-		for _, p := range res.Properties {
-			s += fmt.Sprint(" ", p.Name, p.Status, p.Depth)
-		}
-		return s
-	}
-	defer func() { memoVerify = false }()
-	for i, sys := range systems {
-		for _, o := range []Options{{}, {Workers: 2}, {Strategy: DFS}} {
-			memoVerify = false
-			want := summary(mustCheck(t, sys, o))
-			m := *sys
-			m.Memoize = true
-			for _, verify := range []bool{false, true} {
-				memoVerify = verify
-				if got := summary(mustCheck(t, &m, o)); got != want {
-					t.Errorf("system %d, %+v, verify %v: memoized %s, plain %s", i, o, verify, got, want)
-				}
-			}
-		}
-	}
+	return systems
 }
 
 // A memo hit skips the handler: a system whose state space revisits node states
@@ -128,5 +160,93 @@ func TestMemoRefusesRandomEffects(t *testing.T) {
 				t.Errorf("%s, %+v: result %v, error %v; want the declaration refuted", name, o, res, err)
 			}
 		}
+	}
+}
+
+// The memo's shards publish read-only maps as they fill: every entry put is found
+// again, by any goroutine, whether it sits in the published map or still waits in the
+// shard's dirty map, and a second put of a key keeps one entry.
+func TestMemoTableFindsEveryEntry(t *testing.T) {
+	m := newMemoTable()
+	const n = 20000
+	key := func(i int) memoKey { return memoKey{slot: sim.Mix64(uint64(i)), in: uint64(i)} }
+	entries := make([]*memoEntry, n)
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 2 {
+				entries[i] = &memoEntry{}
+				m.put(key(i), entries[i])
+				if m.get(key(i)) != entries[i] {
+					t.Errorf("entry %d not found right after its put", i)
+					return
+				}
+				if j := i / 2; m.get(key(j)) == nil && j%2 == w {
+					t.Errorf("entry %d lost", j)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	published := 0
+	for i := range m.shards {
+		if ro := m.shards[i].ro.Load(); ro != nil {
+			published += len(*ro)
+		}
+	}
+	if published < n/2 {
+		t.Errorf("only %d of %d entries published to the read-only maps", published, n)
+	}
+	for i := 0; i < n; i++ {
+		if m.get(key(i)) != entries[i] {
+			t.Fatalf("entry %d: got another", i)
+		}
+	}
+	m.put(key(7), &memoEntry{})
+	if got := m.n.Load(); got != n {
+		t.Errorf("%d entries counted, want %d", got, n)
+	}
+	if m.get(key(n)) != nil {
+		t.Error("a key never put was found")
+	}
+}
+
+// A full memo keeps replaying what it holds and adds nothing: with room for no entry
+// the handler is called exactly as often as without the memo, with room for a few it
+// is called less often, and the results never change.
+func TestMemoBound(t *testing.T) {
+	calls := 0
+	counting := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		calls++
+		receiver(n, in, out)
+	}
+	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", counting), node("c", receiver)},
+		Inject: goInput(), Network: Network{Unordered: true}, Crashes: Crashes{Budget: 1}}
+	run := func(memo bool, bound int64) (string, int) {
+		t.Helper()
+		old := memoMax
+		defer func() { memoMax = old }()
+		memoMax = bound
+		s := *sys
+		s.Memoize = memo
+		calls = 0
+		res := mustCheck(t, &s, Options{Workers: 1})
+		return fmt.Sprint(res.Outcome, res.Distinct, res.Total, res.Depth), calls
+	}
+	want, plain := run(false, 0)
+	got0, calls0 := run(true, 0)
+	got4, calls4 := run(true, 4)
+	gotAll, callsAll := run(true, 1<<20)
+	if got0 != want || got4 != want || gotAll != want {
+		t.Fatalf("results differ: plain %s, bound 0 %s, bound 4 %s, unbounded %s", want, got0, got4, gotAll)
+	}
+	if calls0 != plain {
+		t.Errorf("a memo with no room: %d handler calls, %d without the memo", calls0, plain)
+	}
+	if !(callsAll < calls4 && calls4 < plain+3*4) {
+		t.Errorf("handler calls: unbounded %d, bound 4 %d, plain %d", callsAll, calls4, plain)
 	}
 }

@@ -74,6 +74,10 @@ type Spec[S any] struct {
 	// failed, when set, is asked after a search: a non-nil error replaces the result
 	// (actor systems: a Memoize declaration the search refuted).
 	failed func() error
+	// recycle, when set (actor systems), takes back a successor the search discarded
+	// without keeping a reference to it (BFS: a state already seen, a self-loop), so
+	// that Next may build another successor in its memory.
+	recycle func(S)
 }
 
 // recorder renders the trace of a path for systems with richer traces than a plain
