@@ -196,6 +196,9 @@ search:
 				break search
 			}
 			if !isNew {
+				if c.sp.recycle != nil {
+					c.sp.recycle(x.s) // a leaf: nothing was derived from it
+				}
 				continue
 			}
 			st.Distinct++

@@ -37,15 +37,15 @@ func TestMemoChangesNothing(t *testing.T) {
 	}
 }
 
-// BFS hands the successors it discards back to the actor system, which builds later
+// BFS and DFS hand the successors they discard back to the actor system, which builds later
 // successors in their memory (Spec.recycle). Nothing may still refer to a state taken
 // back: with recyclePoison every state is wiped as it is taken back, and every search
-// must end as before, memoized or not, on one and two workers.
+// must end as before, memoized or not, on one and two workers and depth-first.
 func TestRecycledStatesUnused(t *testing.T) {
 	defer func() { recyclePoison = false }()
 	for i, sys := range memoSystems() {
 		for _, memo := range []bool{false, true} {
-			for _, o := range []Options{{}, {Workers: 2}} {
+			for _, o := range []Options{{}, {Workers: 2}, {Strategy: DFS}} {
 				s := *sys
 				s.Memoize = memo
 				recyclePoison = false

@@ -75,7 +75,7 @@ type Spec[S any] struct {
 	// (actor systems: a Memoize declaration the search refuted).
 	failed func() error
 	// recycle, when set (actor systems), takes back a successor the search discarded
-	// without keeping a reference to it (BFS: a state already seen, a self-loop), so
+	// without keeping a reference to it (a state already seen, a self-loop), so
 	// that Next may build another successor in its memory.
 	recycle func(S)
 }
