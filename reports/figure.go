@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Figure is one plot drawn from a table's columns (gonum/plot, written as PNG and SVG).
@@ -223,7 +224,19 @@ func (f *Figure) Plot(t *Table) (*plot.Plot, error) {
 		fn.LineStyle.Width = vg.Points(1.2)
 		fn.LineStyle.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		p.Add(fn)
-		p.Legend.Add(c.Name, fn)
+		thumbs := []plot.Thumbnailer{fn}
+		if xmin == xmax {
+			// Every point has one x (a single agent count, say): a curve over an empty
+			// range draws nothing, so mark its value there instead.
+			mk, err := plotter.NewScatter(plotter.XYs{{X: xmin, Y: c.F(xmin)}})
+			if err != nil {
+				return nil, fmt.Errorf("reports: figure %s: curve %s: %w", f.Name, c.Name, err)
+			}
+			mk.GlyphStyle.Color, mk.GlyphStyle.Shape, mk.GlyphStyle.Radius = fn.LineStyle.Color, draw.CrossGlyph{}, vg.Points(5)
+			p.Add(mk)
+			thumbs = append(thumbs, mk)
+		}
+		p.Legend.Add(c.Name, thumbs...)
 	}
 	return p, nil
 }

@@ -135,3 +135,28 @@ func TestWriteExperiment(t *testing.T) {
 		t.Fatal("cost.svg is not an SVG")
 	}
 }
+
+// A formula curve is drawn over the data's x range; when every point has the same x
+// it is marked at that x instead, so the axes reach its value there (a curve over an
+// empty range would draw nothing while the legend still listed it).
+func TestCurveAtASingleX(t *testing.T) {
+	tb := NewTable("One count", "agents", "msgs")
+	tb.Add(3, 4.0)
+	tb.Figures = []Figure{{Name: "one", X: "agents", Y: "msgs",
+		Curves: []Curve{{Name: "n(n−1)·10", F: func(n float64) float64 { return n * (n - 1) * 10 }}}}}
+	p, err := tb.Figures[0].Plot(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max < 60 {
+		t.Fatalf("y axis ends at %g: the curve's value 60 at x=3 is not drawn", p.Y.Max)
+	}
+	// Over a range, the curve is a line and adds no marker: the y axis is the data's.
+	tb.Add(4, 5.0)
+	if p, err = tb.Figures[0].Plot(tb); err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max > 5 {
+		t.Fatalf("y axis ends at %g with two x values: a marker was added", p.Y.Max)
+	}
+}
