@@ -107,7 +107,7 @@ func wantCounts(t *testing.T, res *model.Result, want counts) {
 // `simrun check exactlyonce` (BFS, one worker) reports them too.
 func TestModelExhaustive(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the exhaustive exactlyonce model (about 15 s) runs in the full suite")
+		t.Skip("-short: the exhaustive exactlyonce model (about 7 s) runs in the full suite")
 	}
 	res := checkModel(t, nil, model.Options{Strategy: model.DFS, MaxStates: 6_000_000}, false)
 	wantClean(t, res, nil)
