@@ -54,11 +54,12 @@ func (x *actorSys) derive(s *State) *State {
 // states the search keeps).
 func (x *actorSys) recycle(t *State) {
 	if recyclePoison {
-		clear(t.nodes) // its own (derive copies them)
+		nodes := t.nodes
+		clear(nodes) // its own (derive copies them); kept for deriveInto to reuse
 		if t.linksOwned {
 			clear(t.links) // otherwise the array of the state it was derived from
 		}
-		*t = State{}
+		*t = State{nodes: nodes}
 	}
 	x.free.Put(t)
 }

@@ -77,11 +77,13 @@ type Actors struct {
 	// call the memo would keep is also made with two other draws of random bits (their
 	// complement and a hash), and the first call whose effects differ ends the check
 	// with an error naming the node and the input (Check returns it; simrun exits 2).
-	// A handler that reads the bits as they are is caught at its first such call; one
-	// that hashes or folds them is caught on about half of its calls. The test cannot
-	// see a handler whose effects depend on the bits only for draws it never meets, so
-	// the declaration must still be true. The memo holds an entry per distinct
-	// call: about 150 bytes, plus what its sends and observations hold.
+	// A handler that reads the bits as they are is caught at its first such call that
+	// the memo keeps; one that hashes or folds them is caught on about half of them.
+	// The test cannot see a handler whose effects depend on the bits only for draws it
+	// never meets, so the declaration must still be true. The memo holds an entry per
+	// distinct call, about 150 bytes plus what its sends and observations hold, up to
+	// 2²⁰ entries; a full memo keeps replaying them and keeps no more calls, so the
+	// calls it does not keep are neither memoized nor tested (nothing rests on them).
 	Memoize bool
 	// Boundary, when set, stops exploration at states for which it returns false (they
 	// are counted and checked, not expanded): a way to bound counters and sequence

@@ -174,16 +174,41 @@ func (m *memoTable) put(k memoKey, e *memoEntry) {
 			return // another worker kept the same call first
 		}
 	}
+	filled := false
 	if _, ok := s.dirty[k]; !ok {
-		m.n.Add(1)
+		filled = m.n.Add(1) == memoMax
 	}
 	s.dirty[k] = e
 	nro := 0
 	if ro != nil {
 		nro = len(*ro)
 	}
-	if len(s.dirty) < max(8, nro/2) {
+	if len(s.dirty) >= max(8, nro/2) {
+		s.publish()
+	}
+	if filled {
+		// No more puts: publish every shard's waiting entries, so that no hit on
+		// them takes a lock for the rest of the search.
+		s.mu.Unlock()
+		for i := range m.shards {
+			o := &m.shards[i]
+			o.mu.Lock()
+			o.publish()
+			o.mu.Unlock()
+		}
+		s.mu.Lock() // for the deferred unlock
+	}
+}
+
+// publish publishes a new read-only map holding ro and dirty (s.mu held).
+func (s *memoShard) publish() {
+	if len(s.dirty) == 0 {
 		return
+	}
+	ro := s.ro.Load()
+	nro := 0
+	if ro != nil {
+		nro = len(*ro)
 	}
 	pub := make(map[memoKey]*memoEntry, nro+len(s.dirty))
 	if ro != nil {
