@@ -36,7 +36,7 @@ func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, h
 	ex := &Export{ID: id, Object: object, Pattern: p, Term: term, Deadline: rt.now.Add(term), Expected: 1}
 	rt.Exports[id] = ex
 	rt.schedExport(ex)
-	rt.out.Observe(KindGrant, ObsGrant{Lease: id, Object: object, Pattern: p.Name(), Term: term, At: rt.now, Deadline: ex.Deadline})
+	rt.out.Observe(KindGrant, rt.obs.grant.put(ObsGrant{Lease: id, Object: object, Pattern: p.Name(), Term: term, At: rt.now, Deadline: ex.Deadline}))
 	return id
 }
 
@@ -75,7 +75,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 		if ex != nil && ex.Ended == Live {
 			rt.endExport(id, Expired, "timer") // deadline reached in this instant
 		}
-		rt.out.Observe(KindRenew, ObsRenew{Lease: id, By: by, D: d, Ok: false, At: rt.now})
+		rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: false, At: rt.now}))
 		return &OpError{Op: "renew", Ref: id, Err: ErrEnded}
 	}
 	before := ex.Deadline
@@ -86,7 +86,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 	}
 	ex.Deadline = rt.now.Add(nl)
 	rt.schedExport(ex)
-	rt.out.Observe(KindRenew, ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline})
+	rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline}))
 	if by == "server" && id != rt.inCall {
 		// Tell the holder at once: its timer follows the grantor's (LS-2).
 		rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
@@ -120,7 +120,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 	}
 	rt.enqueue(im, Call{Op: OpRevoke})
 	im.Revoking = true
-	rt.out.Observe(KindEnd, ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))})
+	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))}))
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: ref, Side: Client, How: Revoked, Object: im.Object}, false)
 	}
@@ -182,7 +182,7 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 		im.Listeners = append(im.Listeners, tag)
 		side = Client
 	}
-	rt.out.Observe(KindListen, ObsListener{Lease: ref, Side: side, Tag: tag})
+	rt.out.Observe(KindListen, rt.obs.listener.put(ObsListener{Lease: ref, Side: side, Tag: tag}))
 	return nil
 }
 
@@ -320,7 +320,7 @@ func (rt *Runtime) Call(ref RefID, method string, args any, due time.Duration, t
 	}
 	fe := rt.newExport(futureObject, due, SingleCall{}, ref.Grantor)
 	rt.Futures[fe.N] = &FutureRec{ID: fe.N, Tag: tag, Lease: fe}
-	rt.out.Observe(KindFutureCall, ObsFuture{Future: fe.N, Tag: tag, Lease: fe, Target: ref, Due: due, At: rt.now})
+	rt.out.Observe(KindFutureCall, rt.obs.future.put(ObsFuture{Future: fe.N, Tag: tag, Lease: fe, Target: ref, Due: due, At: rt.now}))
 	c.Reply = &Passed{ID: fe}
 	rt.enqueue(im, c)
 	return Future{ID: fe.N, Tag: tag}, nil
@@ -367,11 +367,11 @@ func (rt *Runtime) futureArrived(ex *Export, inv Invocation) {
 	delete(rt.Futures, ex.ID.N)
 	switch inv.Method {
 	case "resolve":
-		rt.out.Observe(KindFutureDone, ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true})
+		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true}))
 		rt.Async = append(rt.Async, asyncEv{Kind: asyncResolved, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Value: inv.Args, Refs: inv.Refs})
 	default:
 		msg := fmt.Sprint(inv.Args)
-		rt.out.Observe(KindFutureDone, ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg})
+		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg}))
 		rt.Async = append(rt.Async, asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Err: msg})
 	}
 }

@@ -384,6 +384,9 @@ type Runtime struct {
 	topEx, topIm, topRto armed
 	qdirty               uint8
 
+	// obs holds the runtime's observation values (obsarena.go): not device state.
+	obs obsArena `inspect:"-"`
+
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
 	now      sim.Time
@@ -625,7 +628,7 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 	p.Last = rt.now
 	if !p.Up {
 		p.Up = true
-		rt.out.Observe(KindPeer, ObsPeer{Peer: from, Up: true, At: rt.now})
+		rt.out.Observe(KindPeer, &ObsPeer{Peer: from, Up: true, At: rt.now})
 		rt.flushTo(from) // LS-1: reconnected while active: flush the buffers in order
 		rt.renotify(from)
 		rt.app.Connectivity(rt, from, true)
@@ -667,7 +670,7 @@ func (rt *Runtime) checkSilence() {
 		p := &rt.Peers[i]
 		if p.Up && rt.now >= p.Last.Add(rt.Cfg.silence()) {
 			p.Up = false
-			rt.out.Observe(KindPeer, ObsPeer{Peer: p.ID, Up: false, At: rt.now})
+			rt.out.Observe(KindPeer, &ObsPeer{Peer: p.ID, Up: false, At: rt.now})
 			rt.app.Connectivity(rt, p.ID, false)
 		}
 	}
@@ -843,7 +846,7 @@ func (rt *Runtime) drainAsync() {
 	for _, e := range evs {
 		switch e.Kind {
 		case asyncListener:
-			rt.out.Observe(KindListener, ObsListener{Lease: e.Lease, Side: e.Side, Tag: e.Tag})
+			rt.out.Observe(KindListener, rt.obs.listener.put(ObsListener{Lease: e.Lease, Side: e.Side, Tag: e.Tag}))
 			rt.app.Expired(rt, Expiry{Lease: e.Lease, Side: e.Side, Tag: e.Tag})
 		case asyncResolved:
 			rt.app.Resolved(rt, Future{ID: e.Future, Tag: e.Tag}, e.Value, e.Refs)
@@ -882,7 +885,7 @@ func (rt *Runtime) receive(from sim.NodeID, m sim.Message) {
 func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	id := c.Ref
 	drop := func(why string) {
-		rt.out.Observe(KindDrop, ObsDrop{Ref: id, Seq: c.Seq, Op: c.Op, Why: why, At: rt.now})
+		rt.out.Observe(KindDrop, &ObsDrop{Ref: id, Seq: c.Seq, Op: c.Op, Why: why, At: rt.now})
 	}
 	if id.Grantor != rt.Self || id.GBoot != rt.Boot {
 		drop("stale incarnation")
@@ -925,7 +928,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		return
 	}
 	live := !rt.expiredExport(ex)
-	rt.out.Observe(KindRecv, ObsRecv{Ref: id, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: live, At: rt.now, Deadline: rt.expiry(ex)})
+	rt.out.Observe(KindRecv, rt.obs.recv.put(ObsRecv{Ref: id, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: live, At: rt.now, Deadline: rt.expiry(ex)}))
 	if !live {
 		// LS-P1: it arrived at or after the deadline (the timer has not fired yet in
 		// this instant): the lease expires now and the message is not processed.
@@ -957,13 +960,13 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 // hands to the service) a message that was on its way, until its old deadline.
 func (rt *Runtime) takeRevoked(ex *Export, from sim.NodeID, c Call) {
 	if rt.now >= ex.Deadline {
-		rt.out.Observe(KindDrop, ObsDrop{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Why: "ended", At: rt.now})
+		rt.out.Observe(KindDrop, &ObsDrop{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Why: "ended", At: rt.now})
 		return
 	}
-	rt.out.Observe(KindRecv, ObsRecv{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: true, At: rt.now, Deadline: ex.Deadline})
+	rt.out.Observe(KindRecv, rt.obs.recv.put(ObsRecv{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: true, At: rt.now, Deadline: ex.Deadline}))
 	ex.Expected++
 	if c.Op == OpApp {
-		rt.out.Observe(KindForward, ObsForward{Ref: ex.ID, Seq: c.Seq, Method: c.Method, Pattern: ex.Pattern.Name(), At: rt.now, Deadline: ex.Deadline})
+		rt.out.Observe(KindForward, rt.obs.forward.put(ObsForward{Ref: ex.ID, Seq: c.Seq, Method: c.Method, Pattern: ex.Pattern.Name(), At: rt.now, Deadline: ex.Deadline}))
 		rt.app.Invoke(rt, Invocation{Ref: ex.ID, Object: ex.Object, From: from, Seq: c.Seq, Method: c.Method, Args: c.Args})
 	}
 	rt.ack(ex.ID, c.Seq, Revoked)
@@ -1046,7 +1049,7 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 		if op, ok := r.(outsidePanic); ok {
 			panic(op.v)
 		}
-		rt.out.Observe(KindPatternError, ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
+		rt.out.Observe(KindPatternError, &ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
 		if ex := rt.Exports[lc.id]; ex != nil && ex.Ended == Live {
 			rt.endExport(lc.id, Expired, "pattern-panic")
 		}
@@ -1222,7 +1225,7 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 	if !im.ID.Far() {
 		until = im.Deadline
 	}
-	rt.out.Observe(KindSend, ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now, Deadline: until})
+	rt.out.Observe(KindSend, rt.obs.send.put(ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now, Deadline: until}))
 	connected := rt.Connected(im.ID.Grantor)
 	if rt.Cfg.Broken.NoBuffer && !connected {
 		return
@@ -1258,7 +1261,7 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	im := &Import{ID: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Deadline: rt.now.Add(rt.holderLeft(p.Left)), Until: p.Until}
 	rt.Imports[id] = im
 	rt.schedImport(im)
-	rt.out.Observe(KindResolve, ObsResolve{Lease: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Left: p.Left, At: rt.now, Deadline: im.Deadline})
+	rt.out.Observe(KindResolve, rt.obs.resolve.put(ObsResolve{Lease: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Left: p.Left, At: rt.now, Deadline: im.Deadline}))
 	return id
 }
 
@@ -1276,7 +1279,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 			n++
 		}
 	}
-	rt.out.Observe(KindEnd, ObsEnd{Lease: id, Side: Server, How: how, Cause: cause, At: rt.now, Deadline: ex.Deadline, Left: left, Listeners: n})
+	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: id, Side: Server, How: how, Cause: cause, At: rt.now, Deadline: ex.Deadline, Left: left, Listeners: n}))
 	if f, ok := rt.Futures[id.N]; ok && ex.Object == futureObject {
 		// LS-4: the future's lease ended before the reply: the future is ruined, with
 		// a timeout when it expired (the catch: block of @Due).
@@ -1286,7 +1289,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		if how == Revoked {
 			ev.Err, errText = "future revoked before its reply", "revoked"
 		}
-		rt.out.Observe(KindFutureDone, ObsFuture{Future: f.ID, Tag: f.Tag, Lease: id, At: rt.now, Err: errText})
+		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: id, At: rt.now, Err: errText}))
 		rt.Async = append(rt.Async, ev)
 	}
 	switch {
@@ -1331,7 +1334,7 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 			n++
 		}
 	}
-	rt.out.Observe(KindEnd, ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n})
+	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n}))
 	rt.dropImport(id)
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Client, How: how, Object: im.Object}, n > 0)

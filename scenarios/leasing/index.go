@@ -35,7 +35,7 @@ type index struct {
 }
 
 // scanned returns the observations that the whole-history properties look at, in
-// history order: every value of type ls.ObsSend, ls.ObsListener, ls.ProbeView,
+// history order: every value of type *ls.ObsSend, *ls.ObsListener, ls.ProbeView,
 // ls.ProbeReleased, ls.ProbeMalformed or ls.MPEvent, and every observation of kind
 // ls.KindProbeCtl, ls.KindProbeMisuse or ls.KindMPDone (whatever its value). A property that reads
 // only these, in order, sees what a pass over the whole history sees.
@@ -178,18 +178,18 @@ func buildIndex(r *checker.Run) *index {
 		o := &h[i]
 		keep := false // in scan
 		switch v := o.Value.(type) {
-		case ls.ObsGrant:
+		case *ls.ObsGrant:
 			s := get(v.Lease)
 			l := obs.at(s)
-			l.grant = obsOf[ls.ObsGrant]{o, v}
+			l.grant = obsOf[ls.ObsGrant]{o, *v}
 			x.leases = append(x.leases, v.Lease)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
-		case ls.ObsResolve:
+		case *ls.ObsResolve:
 			s := get(v.Lease)
 			l := obs.at(s)
 			l.resolve, l.resolved = o, true
-		case ls.ObsEnd:
+		case *ls.ObsEnd:
 			s := get(v.Lease)
 			put(i, s, listEnd+sideIdx(v.Side))
 			if l := obs.at(s); !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
@@ -197,7 +197,7 @@ func buildIndex(r *checker.Run) *index {
 				// KindIdle: the grantor's side ends by its own timer.
 				l.idle, l.idled = o.Time, true
 			}
-		case ls.ObsListener:
+		case *ls.ObsListener:
 			keep = true
 			s := get(v.Lease)
 			if o.Kind == ls.KindListen {
@@ -205,7 +205,7 @@ func buildIndex(r *checker.Run) *index {
 			} else {
 				put(i, s, listFired+sideIdx(v.Side))
 			}
-		case ls.ObsSend:
+		case *ls.ObsSend:
 			keep = true
 			s := get(v.Ref)
 			put(i, s, listSend)
@@ -214,22 +214,22 @@ func buildIndex(r *checker.Run) *index {
 				x.maxTerm = max(x.maxTerm, v.D)
 				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
-		case ls.ObsRecv:
+		case *ls.ObsRecv:
 			s := get(v.Ref)
 			put(i, s, listRecv)
 			ref(v.Ref, s)
-		case ls.ObsDrop:
+		case *ls.ObsDrop:
 			put(i, get(v.Ref), listDrop)
-		case ls.ObsForward:
+		case *ls.ObsForward:
 			put(i, get(v.Ref), listForward)
-		case ls.ObsRenew:
+		case *ls.ObsRenew:
 			s := get(v.Lease)
 			put(i, s, listRenew)
 			if v.Ok {
 				x.maxTerm = max(x.maxTerm, v.D)
 				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
-		case ls.ObsFuture:
+		case *ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
 			fk := ls.RefID{Grantor: k.Node, GBoot: k.Boot, N: k.ID}
 			f, ok := futSlots.get(fk)
@@ -251,12 +251,12 @@ func buildIndex(r *checker.Run) *index {
 			if l := obs.at(get(v.Lease)); !l.idled {
 				l.idle, l.idled = o.Time, true
 			}
-		case ls.ObsPatternError:
-			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, v})
-		case ls.ObsPeer:
+		case *ls.ObsPatternError:
+			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, *v})
+		case *ls.ObsPeer:
 			if v.Up {
 				k := [2]sim.NodeID{o.Node, v.Peer}
-				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, v})
+				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, *v})
 			}
 		case ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
 			keep = true
@@ -296,21 +296,21 @@ func buildIndex(r *checker.Run) *index {
 		l := obs.at(int32(w >> 4))
 		switch list := int(w & 15); list {
 		case listEnd, listEnd + 1:
-			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(ls.ObsEnd)})
+			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, *o.Value.(*ls.ObsEnd)})
 		case listListen, listListen + 1:
-			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(ls.ObsListener).Tag)
+			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(*ls.ObsListener).Tag)
 		case listFired, listFired + 1:
-			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, o.Value.(ls.ObsListener)})
+			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, *o.Value.(*ls.ObsListener)})
 		case listSend:
-			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, o.Value.(ls.ObsSend)})
+			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, *o.Value.(*ls.ObsSend)})
 		case listRecv:
-			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, o.Value.(ls.ObsRecv)})
+			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, *o.Value.(*ls.ObsRecv)})
 		case listDrop:
-			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, o.Value.(ls.ObsDrop)})
+			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, *o.Value.(*ls.ObsDrop)})
 		case listForward:
-			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, o.Value.(ls.ObsForward)})
+			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, *o.Value.(*ls.ObsForward)})
 		case listRenew:
-			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(ls.ObsRenew)})
+			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, *o.Value.(*ls.ObsRenew)})
 		}
 	}
 	return x

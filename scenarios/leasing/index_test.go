@@ -41,7 +41,7 @@ func TestIndexAgainstHistory(t *testing.T) {
 		kinds := map[string]int{}
 		for i, o := range h {
 			switch o.Value.(type) {
-			case ls.ObsSend, ls.ObsListener, ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
+			case *ls.ObsSend, *ls.ObsListener, ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
 				want = append(want, int32(i))
 				continue
 			}
@@ -64,7 +64,7 @@ func TestIndexAgainstHistory(t *testing.T) {
 		var futs []futObs
 		for i := range h {
 			o := &h[i]
-			v, ok := o.Value.(ls.ObsFuture)
+			v, ok := o.Value.(*ls.ObsFuture)
 			if !ok {
 				continue
 			}

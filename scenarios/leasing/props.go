@@ -95,7 +95,7 @@ func (e *env) releasedAfterListeners(r *checker.Run) error {
 		case ls.ProbeReleased:
 			checked++
 			released[side{v.Lease, v.Side}] = o.Time
-		case ls.ObsListener:
+		case *ls.ObsListener:
 			if o.Kind == ls.KindListen {
 				continue
 			}
@@ -113,7 +113,7 @@ func (e *env) releasedAfterListeners(r *checker.Run) error {
 func (e *env) noSendAfterExpiry(r *checker.Run) error {
 	checked := 0
 	for o := range e.li.get(r).scanned {
-		if v, ok := o.Value.(ls.ObsSend); ok && v.Deadline != 0 {
+		if v, ok := o.Value.(*ls.ObsSend); ok && v.Deadline != 0 {
 			checked++
 			if v.At >= v.Deadline {
 				return fmt.Errorf("%s sent %s #%d through %s at %v, at or after its deadline %v", r.Final[o.Node].Name, v.Op, v.Seq, v.Ref, v.At, v.Deadline)
@@ -133,7 +133,7 @@ func (e *env) bufferedUntilAcked(r *checker.Run) error {
 	views := 0
 	for o := range e.li.get(r).scanned {
 		switch v := o.Value.(type) {
-		case ls.ObsSend:
+		case *ls.ObsSend:
 			sent[v.Ref]++
 		case ls.ProbeView:
 			views++
@@ -703,7 +703,7 @@ func (e *env) futures(r *checker.Run) error {
 
 // future judges one called future (LS-4).
 func (e *env) future(r *checker.Run, f *futObs) error {
-	k, c := f.key, obsOf[ls.ObsFuture]{f.call, f.call.Value.(ls.ObsFuture)}
+	k, c := f.key, obsOf[ls.ObsFuture]{f.call, *f.call.Value.(*ls.ObsFuture)}
 	due := c.V.At.Add(c.V.Due)
 	switch {
 	case f.done > 1:
@@ -715,7 +715,7 @@ func (e *env) future(r *checker.Run, f *futObs) error {
 		}
 		return nil
 	}
-	switch d := f.first.Value.(ls.ObsFuture); {
+	switch d := f.first.Value.(*ls.ObsFuture); {
 	case d.Ok && d.At >= due:
 		return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, d.At, due)
 	case !d.Ok && d.Err == "timeout" && d.At < due:

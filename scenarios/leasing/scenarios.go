@@ -285,7 +285,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 				}
 			}
 			for _, o := range r.History().Kind(ls.KindForward) {
-				f := o.Value.(ls.ObsForward)
+				f := o.Value.(*ls.ObsForward)
 				if f.Method == "endExchange" {
 					done[f.Ref] = true
 				}
@@ -351,7 +351,7 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 		case ls.KindGrant:
 			m.Leases++
 		case ls.KindEnd:
-			if o.Value.(ls.ObsEnd).How == ls.Expired {
+			if o.Value.(*ls.ObsEnd).How == ls.Expired {
 				m.Expired++
 			} else {
 				m.Revoked++
