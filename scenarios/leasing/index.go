@@ -76,7 +76,7 @@ type leaseObs struct {
 var noObs = newLeaseObs()
 
 func newLeaseObs() *leaseObs {
-	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
+	return &leaseObs{grant: obsOf[ls.ObsGrant]{noObservation, noGrant}, resolve: noObservation}
 }
 
 // lease returns the observations of a lease or reference (never nil; read only). The
@@ -102,16 +102,24 @@ func sideIdx(s ls.Side) int {
 	return 0
 }
 
-// obsOf is an observation with its typed value. It points into the run's history
-// (which no check changes) rather than copying the observation into every list.
+// obsOf is an observation with its typed value (the runtime records pointers). It
+// points into the run's history (which no check changes) rather than copying the
+// observation into every list. V is never nil: a missing observation has the zero
+// value (see noObservation).
 type obsOf[T any] struct {
 	*sim.Observation
-	V T
+	V *T
 }
 
 // noObservation stands for a missing observation (a lease never granted, say), so
 // an obsOf's fields read as zero instead of panicking.
 var noObservation = &sim.Observation{}
+
+// noGrant and noEnd are the values of a missing grant and end (read only).
+var (
+	noGrant = &ls.ObsGrant{}
+	noEnd   = &ls.ObsEnd{}
+)
 
 type futKey struct {
 	Node sim.NodeID
@@ -181,7 +189,7 @@ func buildIndex(r *checker.Run) *index {
 		case *ls.ObsGrant:
 			s := get(v.Lease)
 			l := obs.at(s)
-			l.grant = obsOf[ls.ObsGrant]{o, *v}
+			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
@@ -252,11 +260,11 @@ func buildIndex(r *checker.Run) *index {
 				l.idle, l.idled = o.Time, true
 			}
 		case *ls.ObsPatternError:
-			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, *v})
+			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, v})
 		case *ls.ObsPeer:
 			if v.Up {
 				k := [2]sim.NodeID{o.Node, v.Peer}
-				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, *v})
+				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, v})
 			}
 		case ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
 			keep = true
@@ -296,21 +304,21 @@ func buildIndex(r *checker.Run) *index {
 		l := obs.at(int32(w >> 4))
 		switch list := int(w & 15); list {
 		case listEnd, listEnd + 1:
-			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, *o.Value.(*ls.ObsEnd)})
+			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(*ls.ObsEnd)})
 		case listListen, listListen + 1:
 			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(*ls.ObsListener).Tag)
 		case listFired, listFired + 1:
-			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, *o.Value.(*ls.ObsListener)})
+			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, o.Value.(*ls.ObsListener)})
 		case listSend:
-			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, *o.Value.(*ls.ObsSend)})
+			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, o.Value.(*ls.ObsSend)})
 		case listRecv:
-			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, *o.Value.(*ls.ObsRecv)})
+			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, o.Value.(*ls.ObsRecv)})
 		case listDrop:
-			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, *o.Value.(*ls.ObsDrop)})
+			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, o.Value.(*ls.ObsDrop)})
 		case listForward:
-			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, *o.Value.(*ls.ObsForward)})
+			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, o.Value.(*ls.ObsForward)})
 		case listRenew:
-			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, *o.Value.(*ls.ObsRenew)})
+			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(*ls.ObsRenew)})
 		}
 	}
 	return x
@@ -406,7 +414,7 @@ func (l *lazyIndex) get(r *checker.Run) *index {
 func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
 	es := x.lease(id).ends[sideIdx(s)]
 	if len(es) == 0 {
-		return obsOf[ls.ObsEnd]{Observation: noObservation}, false
+		return obsOf[ls.ObsEnd]{noObservation, noEnd}, false
 	}
 	return es[0], true
 }
@@ -442,6 +450,6 @@ func (a *leaseArray) add() int32 {
 	s := a.n
 	a.n++
 	l := a.at(s) // zero: a chunk is new and its slots are used once
-	l.grant.Observation, l.resolve = noObservation, noObservation
+	l.grant, l.resolve = obsOf[ls.ObsGrant]{noObservation, noGrant}, noObservation
 	return s
 }

@@ -703,7 +703,7 @@ func (e *env) futures(r *checker.Run) error {
 
 // future judges one called future (LS-4).
 func (e *env) future(r *checker.Run, f *futObs) error {
-	k, c := f.key, obsOf[ls.ObsFuture]{f.call, *f.call.Value.(*ls.ObsFuture)}
+	k, c := f.key, obsOf[ls.ObsFuture]{f.call, f.call.Value.(*ls.ObsFuture)}
 	due := c.V.At.Add(c.V.Due)
 	switch {
 	case f.done > 1:
