@@ -48,7 +48,7 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	if d <= 0 {
 		return &OpError{Op: "renew", Ref: ref, Err: fmt.Errorf("renewal time %v: %w", d, ErrTerm)}
 	}
-	if ex := rt.Exports[ref]; ex != nil {
+	if ex := rt.export(ref); ex != nil {
 		if ex.Pattern == nil {
 			return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 		}
@@ -67,7 +67,7 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 
 // renewExport applies the max rule at the grantor (by: "server", "pattern", "client").
 func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	if d <= 0 {
 		return &OpError{Op: "renew", Ref: id, Err: fmt.Errorf("renewal time %v: %w", d, ErrTerm)}
 	}
@@ -98,7 +98,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 // grantor the holder is notified; at the holder the revocation is sent to the grantor
 // after the messages already buffered, and the reference accepts nothing more.
 func (rt *Runtime) Revoke(ref RefID) error {
-	if ex := rt.Exports[ref]; ex != nil {
+	if ex := rt.export(ref); ex != nil {
 		if ex.Pattern == nil {
 			return &OpError{Op: "revoke", Ref: ref, Err: ErrNotLeased}
 		}
@@ -134,7 +134,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 // the holder is notified and its listeners run too; at the holder it is local (the
 // grantor's timer expires on its own, as after any silence from the holder).
 func (rt *Runtime) Expire(ref RefID) error {
-	if ex := rt.Exports[ref]; ex != nil {
+	if ex := rt.export(ref); ex != nil {
 		if ex.Pattern == nil {
 			return &OpError{Op: "expire", Ref: ref, Err: ErrNotLeased}
 		}
@@ -164,7 +164,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 // none.
 func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 	var side Side
-	switch ex := rt.Exports[ref]; {
+	switch ex := rt.export(ref); {
 	case ex != nil && ex.Ended == Live:
 		if ex.Pattern == nil {
 			return &OpError{Op: "whenExpired", Ref: ref, Err: ErrNotLeased}
@@ -190,9 +190,9 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 // 0 if the deadline is reached.
 func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 	var dl sim.Time
-	ex, im := rt.Exports[ref], (*Import)(nil)
+	ex, im := rt.export(ref), (*Import)(nil)
 	if ex == nil || ex.Ended != Live {
-		im = rt.Imports[ref]
+		im = rt.imp(ref)
 	}
 	switch {
 	case ex != nil && ex.Ended == Live:
@@ -213,7 +213,7 @@ func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 
 // State returns the reference's state at its holder (LS-1).
 func (rt *Runtime) State(ref RefID) RefState {
-	im := rt.Imports[ref]
+	im := rt.imp(ref)
 	switch {
 	case im == nil:
 		return NotHeld
@@ -227,7 +227,7 @@ func (rt *Runtime) State(ref RefID) RefState {
 
 // Buffered returns how many messages of a reference are not acknowledged yet.
 func (rt *Runtime) Buffered(ref RefID) int {
-	if im := rt.Imports[ref]; im != nil {
+	if im := rt.imp(ref); im != nil {
 		return len(im.Buf)
 	}
 	return 0
@@ -241,7 +241,7 @@ func (rt *Runtime) Holds(ref RefID) bool {
 
 // Grants reports whether this device serves a live server side of ref.
 func (rt *Runtime) Grants(ref RefID) bool {
-	ex := rt.Exports[ref]
+	ex := rt.export(ref)
 	return ex != nil && !rt.expiredExport(ex)
 }
 
@@ -249,7 +249,7 @@ func (rt *Runtime) Grants(ref RefID) bool {
 // and calls: the error names "send m"; the name is built only for an error, since
 // every message a device sends comes through here).
 func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
-	im := rt.Imports[ref]
+	im := rt.imp(ref)
 	if im == nil || im.Revoking {
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
@@ -291,7 +291,7 @@ func (rt *Runtime) checkPass(verb, method string, ref RefID, pass []RefID) ([]Pa
 	}
 	ps := make([]Passed, len(pass))
 	for i, id := range pass {
-		ex := rt.Exports[id]
+		ex := rt.export(id)
 		if ex == nil || ex.Pattern == nil || id.Holder != ref.Grantor || rt.expiredExport(ex) {
 			return nil, &OpError{Op: opName(verb, method), Ref: id, Err: fmt.Errorf("%w (pass only live leases this device grants to %d)", ErrPass, ref.Grantor)}
 		}

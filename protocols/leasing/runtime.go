@@ -396,6 +396,10 @@ type Runtime struct {
 	inCall   RefID
 	callEnd  End
 	ctl      *LeaseCtl // dispatch's, reused (zero between dispatches)
+	// The sides export and imp found last (a call looks one reference up several
+	// times): valid while not gone, cleared at every call's start and end.
+	lastEx *Export `inspect:"-"`
+	lastIm *Import `inspect:"-"`
 }
 
 // outsidePanic marks a panic raised inside a LeaseCtl method, below the pattern: by
@@ -419,6 +423,7 @@ func markOutside() {
 
 func (rt *Runtime) begin(in sim.Input, out *sim.Outbox, app App) {
 	rt.now, rt.out, rt.app, rt.rnd = in.Now, out, app, in.Rand
+	rt.lastEx, rt.lastIm = nil, nil
 	rt.LastNow = in.Now
 }
 
@@ -443,6 +448,34 @@ func (rt *Runtime) finish() {
 	// Clear the per-call scratch: between calls a device is its lease state only (the
 	// model checker fingerprints it).
 	rt.now, rt.out, rt.app, rt.rnd, rt.inCall, rt.callEnd = 0, nil, nil, 0, RefID{}, Live
+	rt.lastEx, rt.lastIm = nil, nil
+}
+
+// export returns rt.Exports[id]. Within a call a side found before is answered
+// without the lookup: every side is stored under its own ID and never replaced while
+// in the map, and a removed one is marked gone (dropExport); begin and finish clear it,
+// so nothing done between calls (a restart's new maps, a copy) can go stale here.
+func (rt *Runtime) export(id RefID) *Export {
+	if ex := rt.lastEx; ex != nil && ex.ID == id && !ex.gone {
+		return ex
+	}
+	ex := rt.Exports[id]
+	if ex != nil {
+		rt.lastEx = ex
+	}
+	return ex
+}
+
+// imp returns rt.Imports[id] (as export does for exports).
+func (rt *Runtime) imp(id RefID) *Import {
+	if im := rt.lastIm; im != nil && im.ID == id && !im.gone {
+		return im
+	}
+	im := rt.Imports[id]
+	if im != nil {
+		rt.lastIm = im
+	}
+	return im
 }
 
 // armed is an optional local deadline (clocks may read anything, so no sentinel).
@@ -895,7 +928,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		drop("not the holder")
 		return
 	}
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	if ex == nil {
 		if tb, ok := rt.Tombs[id]; ok {
 			// Revoked or expired explicitly: tell the holder (again).
@@ -948,7 +981,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	case OpRenew:
 		_ = rt.renewExport(id, c.D, "client")
 	case OpRevoke:
-		if rt.Exports[id] != nil {
+		if rt.export(id) != nil {
 			rt.endExport(id, Revoked, "request")
 		}
 	}
@@ -976,7 +1009,7 @@ func (rt *Runtime) takeRevoked(ex *Export, from sim.NodeID, c Call) {
 // how the lease ended during this call.
 func (rt *Runtime) ack(id RefID, upTo int64, end End) {
 	a := Ack{Ref: id, SBoot: rt.Boot, UpTo: upTo}
-	if ex := rt.Exports[id]; ex != nil && ex.Ended == Live {
+	if ex := rt.export(id); ex != nil && ex.Ended == Live {
 		if ex.Pattern != nil {
 			a.Left, a.Until = ex.Deadline.Sub(rt.now), ex.Deadline
 		}
@@ -1050,7 +1083,7 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 			panic(op.v)
 		}
 		rt.out.Observe(KindPatternError, &ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
-		if ex := rt.Exports[lc.id]; ex != nil && ex.Ended == Live {
+		if ex := rt.export(lc.id); ex != nil && ex.Ended == Live {
 			rt.endExport(lc.id, Expired, "pattern-panic")
 		}
 	}()
@@ -1058,7 +1091,7 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 }
 
 func (rt *Runtime) onAck(a Ack) {
-	im := rt.Imports[a.Ref]
+	im := rt.imp(a.Ref)
 	if im == nil || a.Ref.GBoot != a.SBoot {
 		return
 	}
@@ -1114,7 +1147,7 @@ func (rt *Runtime) retransmitDue() {
 		rt.qdirty |= dirtyRto
 	}
 	for _, id := range due {
-		im := rt.Imports[id]
+		im := rt.imp(id)
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
 			rt.qdirty |= dirtyRto
@@ -1137,7 +1170,7 @@ func (rt *Runtime) flushTo(peer sim.NodeID) {
 	}
 	slices.SortFunc(ids, RefID.Compare)
 	for _, id := range ids {
-		im := rt.Imports[id]
+		im := rt.imp(id)
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
@@ -1209,7 +1242,7 @@ func (rt *Runtime) transmitNew(im *Import, c Call) {
 }
 
 func (rt *Runtime) passed(id RefID) Passed {
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	if ex == nil || ex.Ended != Live || rt.now >= ex.Deadline {
 		return Passed{ID: id, Dead: true}
 	}
@@ -1255,7 +1288,7 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	if p.Dead || p.Left <= 0 || id.Far() || id.Holder != rt.Self || id.Grantor != from {
 		return RefID{}
 	}
-	if _, ok := rt.Imports[id]; ok {
+	if rt.imp(id) != nil {
 		return id
 	}
 	im := &Import{ID: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Deadline: rt.now.Add(rt.holderLeft(p.Left)), Until: p.Until}
@@ -1270,7 +1303,7 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 // endExport ends the server side: observation, listeners (on expiry only), reclaim,
 // and a notice to the holder when the end was not a natural expiry.
 func (rt *Runtime) endExport(id RefID, how End, cause string) {
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	left := max(0, ex.Deadline.Sub(rt.now))
 	n := 0
 	if how == Expired || rt.Cfg.Broken.ListenersOnRevoke {
@@ -1322,7 +1355,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 
 // endImport ends the client side: observation, listeners (on expiry only), reclaim.
 func (rt *Runtime) endImport(id RefID, how End, cause string) {
-	im := rt.Imports[id]
+	im := rt.imp(id)
 	if im.Revoking {
 		rt.dropImport(id) // already ended (revoked) when the holder asked
 		return

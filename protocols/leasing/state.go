@@ -61,6 +61,7 @@ func (rt *Runtime) clone() Runtime {
 	c.exportQ, c.importQ, c.rtoQ, c.scan = nil, nil, nil, true
 	c.releases, c.ctl = nil, nil
 	c.obs = obsArena{} // the history may point into the original's arrays
+	c.lastEx, c.lastIm = nil, nil
 	return c
 }
 
