@@ -358,10 +358,14 @@ func (k *Kernel) Step() bool {
 			k.outcome = EventBound
 			break
 		}
-		key, ev := k.q.pop()
+		key := k.q.pop()
 		prev := k.now
 		k.now = key.at
-		if !k.dispatch(&ev) {
+		// The event is read in place: a push during dispatch that grows the slab
+		// leaves it readable in the old array, and its slot is freed only after.
+		counted := k.dispatch(&k.q.slab[key.slot])
+		k.q.release(key.slot)
+		if !counted {
 			k.now = prev // a stale timer is not an event: it does not advance time
 			continue
 		}
