@@ -28,6 +28,8 @@ type index struct {
 	maxTerm time.Duration
 	leases  []ls.RefID // every granted lease, in order
 	refs    []ls.RefID // every reference that carried a message, in order
+	// leaseAt and refAt are the slots of leases and refs in obs (see eachLease).
+	leaseAt, refAt []int32
 	// scan lists, in order, the positions in the history of every observation the
 	// properties that go through the whole history look at (see scanned), so that
 	// they go through these instead.
@@ -92,6 +94,29 @@ func (x *index) lease(id ls.RefID) *leaseObs {
 	}
 	x.lastID, x.last = id, l
 	return l
+}
+
+// eachLease yields every granted lease in order with its observations (lease's
+// answer for it: a call of lease(id) in the loop's body is answered from its cache).
+func (x *index) eachLease(yield func(ls.RefID, *leaseObs) bool) {
+	for i, id := range x.leases {
+		l := x.obs.at(x.leaseAt[i])
+		x.lastID, x.last = id, l
+		if !yield(id, l) {
+			return
+		}
+	}
+}
+
+// eachRef is eachLease for every reference that carried a message.
+func (x *index) eachRef(yield func(ls.RefID, *leaseObs) bool) {
+	for i, id := range x.refs {
+		l := x.obs.at(x.refAt[i])
+		x.lastID, x.last = id, l
+		if !yield(id, l) {
+			return
+		}
+	}
 }
 
 // sideIdx indexes leaseObs's per-side lists.
@@ -163,12 +188,18 @@ func buildIndex(r *checker.Run) *index {
 	var total [nLists]int
 	// where[i] is observation i's lease slot << 4 | list, 0 for none.
 	where := make([]uint32, len(h))
+	// Consecutive observations are often about one lease (a take and its forward).
+	lastID, lastS := ls.RefID{}, int32(-1)
 	get := func(id ls.RefID) int32 {
+		if lastS >= 0 && id == lastID {
+			return lastS
+		}
 		s, ok := x.by.get(id)
 		if !ok {
 			s = obs.add()
 			x.by.put(id, s)
 		}
+		lastID, lastS = id, s
 		return s
 	}
 	put := func(i int, s int32, list int) {
@@ -180,6 +211,7 @@ func buildIndex(r *checker.Run) *index {
 		if l := obs.at(s); !l.seen {
 			l.seen = true
 			x.refs = append(x.refs, id)
+			x.refAt = append(x.refAt, s)
 		}
 	}
 	for i := range h {
@@ -191,6 +223,7 @@ func buildIndex(r *checker.Run) *index {
 			l := obs.at(s)
 			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
+			x.leaseAt = append(x.leaseAt, s)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
 		case *ls.ObsResolve:
@@ -412,7 +445,12 @@ func (l *lazyIndex) get(r *checker.Run) *index {
 
 // firstEnd returns the first end of a lease side.
 func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
-	es := x.lease(id).ends[sideIdx(s)]
+	return x.lease(id).firstEnd(s)
+}
+
+// firstEnd returns the first end of a side of the lease.
+func (l *leaseObs) firstEnd(s ls.Side) (obsOf[ls.ObsEnd], bool) {
+	es := l.ends[sideIdx(s)]
 	if len(es) == 0 {
 		return obsOf[ls.ObsEnd]{noObservation, noEnd}, false
 	}

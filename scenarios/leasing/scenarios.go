@@ -263,7 +263,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 						r.Final[pr[0]].Name, r.Final[pr[1]].Name, len(pc.Libraries[pr[0]]), n, ok, m)
 				}
 			}
-			for _, id := range x.leases {
+			for id := range x.eachLease {
 				for _, side := range []ls.Side{ls.Server, ls.Client} {
 					if en, ok := x.firstEnd(id, side); ok && en.V.How == ls.Expired {
 						return fmt.Errorf("lease %s (%s) expired at its %s side at %v although every disconnection was transient", id, x.lease(id).grant.V.Object, side, en.Time)
