@@ -1,6 +1,7 @@
 package lsscen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -129,16 +130,17 @@ func (e *env) noSendAfterExpiry(r *checker.Run) error {
 // count is at least 1 (that ping cannot have been acknowledged yet) and at most the
 // messages sent through the reference so far.
 func (e *env) bufferedUntilAcked(r *checker.Run) error {
-	sent := map[ls.RefID]int{}
+	x := e.li.get(r)
 	views := 0
-	for o := range e.li.get(r).scanned {
-		switch v := o.Value.(type) {
-		case *ls.ObsSend:
-			sent[v.Ref]++
-		case ls.ProbeView:
+	for o := range x.scanned {
+		if v, ok := o.Value.(ls.ProbeView); ok {
 			views++
-			if v.Buffered < 1 || v.Buffered > sent[v.Ref] {
-				return fmt.Errorf("%s: right after a ping through %s, Buffered is %d (sent so far: %d)", r.Final[o.Node].Name, v.Ref, v.Buffered, sent[v.Ref])
+			// The messages sent through the reference so far: its sends (in history
+			// order) before the view.
+			sends := x.lease(v.Ref).sends
+			sent, _ := slices.BinarySearchFunc(sends, o.Index, func(s obsOf[ls.ObsSend], i int64) int { return cmp.Compare(s.Index, i) })
+			if v.Buffered < 1 || v.Buffered > sent {
+				return fmt.Errorf("%s: right after a ping through %s, Buffered is %d (sent so far: %d)", r.Final[o.Node].Name, v.Ref, v.Buffered, sent)
 			}
 		}
 	}
