@@ -16,9 +16,10 @@ import (
 // values for a person to read (simrun explore): structs become objects with their
 // fields in declaration order (unexported fields included: a node's state is mostly
 // unexported), maps become objects in key order, slices arrays, pointers their target
-// (or null), time.Duration and Time their duration text. Functions and channels are
-// left out. The result marshals to the same bytes every time (no map-order
-// dependence). Values deeper than 64 levels are cut with "…".
+// (or null), time.Duration and Time their duration text. Functions, channels and
+// fields tagged `inspect:"-"` (allocators and the like, not state) are left out. The
+// result marshals to the same bytes every time (no map-order dependence). Values
+// deeper than 64 levels are cut with "…".
 func Inspect(v any) any {
 	if v == nil {
 		return nil
@@ -184,6 +185,9 @@ func inspect(v reflect.Value, depth int) any {
 		for i := 0; i < v.NumField(); i++ {
 			switch v.Field(i).Kind() {
 			case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+				continue
+			}
+			if t.Field(i).Tag.Get("inspect") == "-" {
 				continue
 			}
 			o = append(o, Field{t.Field(i).Name, inspect(v.Field(i), depth+1)})

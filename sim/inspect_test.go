@@ -24,16 +24,18 @@ type inspected struct {
 	nan     float64
 	fn      func()
 	list    []any
+	cache   []int `inspect:"-"`
 }
 
 // Inspect shows unexported fields in declaration order, maps in key order (numbers
-// numerically, struct keys as {K:v}), durations as text, and no function; the JSON is
-// the same every time.
+// numerically, struct keys as {K:v}), durations as text, and no function nor field
+// tagged inspect:"-"; the JSON is the same every time.
 func TestInspect(t *testing.T) {
 	v := &inspected{
 		Public: 1, private: "p", byNum: map[int]bool{10: true, 2: false, -1: true},
 		byKey: map[keyT]int{{"b"}: 2, {"a"}: 1}, ptr: &keyT{"x"}, none: nil, wait: 1500 * time.Millisecond,
 		at: sim.Time(2 * time.Second), bytes: []byte{0xde, 0xad}, nan: math.NaN(), fn: func() {}, list: []any{nil, 3, "s"},
+		cache: []int{1},
 	}
 	want := `{"Public":1,"private":"p","byNum":{"-1":true,"2":false,"10":true},"byKey":{"{K:a}":1,"{K:b}":2},"ptr":{"K":"x"},"none":null,"wait":"1.5s","at":"2s","bytes":"dead","nan":"NaN","list":[null,3,"s"]}`
 	for i := 0; i < 20; i++ {

@@ -91,6 +91,7 @@ type event struct {
 	from  NodeID
 	inc   uint32 // receiver incarnation (deliver), node incarnation (timer)
 	fault int32
+	ki    int32  // deliver: the message kind's counter (kindOf at the send)
 	gen   uint64 // timer generation
 	msg   Message
 	timer TimerID
@@ -357,10 +358,14 @@ func (k *Kernel) Step() bool {
 			k.outcome = EventBound
 			break
 		}
-		key, ev := k.q.pop()
+		key := k.q.pop()
 		prev := k.now
 		k.now = key.at
-		if !k.dispatch(&ev) {
+		// The event is read in place: a push during dispatch that grows the slab
+		// leaves it readable in the old array, and its slot is freed only after.
+		counted := k.dispatch(&k.q.slab[key.slot])
+		k.q.release(key.slot)
+		if !counted {
 			k.now = prev // a stale timer is not an event: it does not advance time
 			continue
 		}
@@ -410,7 +415,7 @@ func (k *Kernel) dispatch(ev *event) bool {
 		case k.linkCut(ev.from, ev.node):
 			why = "partition"
 		}
-		kc := &k.byKind[k.kindOf(ev.msg)]
+		kc := &k.byKind[ev.ki]
 		if why != "" {
 			kc.Lost++
 			k.total.Lost++
@@ -434,8 +439,15 @@ func (k *Kernel) dispatch(ev *event) bool {
 		if !rt.up || rt.inc != ev.inc {
 			return false
 		}
-		i := slices.IndexFunc(rt.timers, func(t timer) bool { return t.id == ev.timer })
-		if i < 0 || rt.timers[i].gen != ev.gen {
+		// Generations are unique: the timer is current if one has the event's.
+		i := -1
+		for j := range rt.timers {
+			if rt.timers[j].gen == ev.gen {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
 			return false
 		}
 		rt.timers = slices.Delete(rt.timers, i, i+1)
@@ -455,10 +467,8 @@ func (k *Kernel) call(n NodeID, in Input, ev *event) {
 	in.Rand = rt.rand.Uint64()
 	in.Stable = rt.store.View()
 	k.out.Reset()
-	if !k.safeHandle(rt.node, n, in) {
-		k.tracePanic(n)
-		return
-	}
+	// The record is begun before the handler runs (it reads nothing the handler
+	// changes); a panic discards it (tracePanic begins its own).
 	var rec *TraceRecord
 	if k.tr != nil {
 		rec = k.beginRecord(in.Kind.String(), n)
@@ -479,7 +489,7 @@ func (k *Kernel) call(n NodeID, in Input, ev *event) {
 			rec.Timer = string(in.Timer)
 		}
 	}
-	if !k.safeApply(n, in, rec) {
+	if !k.safeCall(rt.node, n, in, rec) {
 		k.tracePanic(n)
 		return
 	}
@@ -488,10 +498,10 @@ func (k *Kernel) call(n NodeID, in Input, ev *event) {
 	}
 }
 
-// safeApply applies the effects of a call; an invalid effect (a send to an unknown
-// node, a stable value DeepCopy cannot copy) is a protocol bug and ends the run like a
-// panic.
-func (k *Kernel) safeApply(n NodeID, in Input, rec *TraceRecord) (ok bool) {
+// safeCall runs the handler and applies its effects, under one recover: a panic of
+// the handler, or an invalid effect (a send to an unknown node, a stable value
+// DeepCopy cannot copy: a protocol bug), ends the run.
+func (k *Kernel) safeCall(node Node, n NodeID, in Input, rec *TraceRecord) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			k.panicErr = &PanicError{Node: n, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
@@ -499,6 +509,7 @@ func (k *Kernel) safeApply(n NodeID, in Input, rec *TraceRecord) (ok bool) {
 			ok = false
 		}
 	}()
+	node.Handle(in, &k.out)
 	for _, e := range k.out.sends {
 		if e.To < 0 || int(e.To) >= len(k.nodes) {
 			panic(fmt.Sprintf("send of %s to unknown node %d", e.Msg.Kind(), e.To))
@@ -515,18 +526,6 @@ func (k *Kernel) tracePanic(n NodeID) {
 	r := k.beginRecord("panic", n)
 	r.Why = fmt.Sprint(k.panicErr.Value)
 	k.tr.Record(r)
-}
-
-func (k *Kernel) safeHandle(node Node, n NodeID, in Input) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			k.panicErr = &PanicError{Node: n, Input: in.Kind, Value: r, Stack: string(debug.Stack())}
-			k.outcome = Panicked
-			ok = false
-		}
-	}()
-	node.Handle(in, &k.out)
-	return true
 }
 
 // apply performs the effects in k.out for node n: stable writes first, then timers,
@@ -547,7 +546,13 @@ func (k *Kernel) apply(n NodeID, local Time, rec *TraceRecord) {
 		}
 	}
 	for _, t := range o.timers {
-		i := slices.IndexFunc(rt.timers, func(x timer) bool { return x.id == t.ID })
+		i := -1
+		for j := range rt.timers {
+			if rt.timers[j].id == t.ID {
+				i = j
+				break
+			}
+		}
 		if t.Cancel {
 			if i >= 0 {
 				rt.timers = slices.Delete(rt.timers, i, i+1)
@@ -734,7 +739,7 @@ func (k *Kernel) send(from NodeID, e Envelope, rec *TraceRecord) {
 		}
 		l.last = at
 	}
-	k.q.push(at, event{kind: evDeliver, node: e.To, from: from, inc: inc, msg: e.Msg})
+	k.q.push(at, event{kind: evDeliver, node: e.To, from: from, inc: inc, msg: e.Msg, ki: ki})
 	if rec != nil {
 		rec.Out = append(rec.Out, TraceEffect{Op: "send", To: k.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, At: at})
 	}
@@ -742,7 +747,7 @@ func (k *Kernel) send(from NodeID, e Envelope, rec *TraceRecord) {
 		kc.Duplicated++
 		k.total.Duplicated++
 		dat := at + Time(l.lat.Sample(&l.chaos))
-		k.q.push(dat, event{kind: evDeliver, node: e.To, from: from, inc: inc, msg: e.Msg, dup: true})
+		k.q.push(dat, event{kind: evDeliver, node: e.To, from: from, inc: inc, msg: e.Msg, dup: true, ki: ki})
 		if rec != nil {
 			rec.Out = append(rec.Out, TraceEffect{Op: "send", To: k.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, At: dat, Dup: true})
 		}

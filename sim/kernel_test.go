@@ -516,6 +516,17 @@ func TestClockLocalGlobalInverse(t *testing.T) {
 			}
 		}
 	}
+	// Drawn clocks and readings (Global answers most from its estimate and the next
+	// instant, the rest by a search).
+	var r sim.Rand
+	r.Seed(7)
+	for range 20000 {
+		c := sim.Clock{Offset: time.Duration(r.Int64Range(-int64(time.Second), int64(time.Second))), DriftPPM: r.Int64Range(-500_000, 500_000)}
+		l := sim.Time(r.Int64Range(0, int64(24*time.Hour)))
+		if g := c.Global(l); c.Local(g) < l || c.Local(g-1) >= l {
+			t.Fatalf("%+v: Global(%d)=%d is not the first global time reading >= %d", c, l, g, l)
+		}
+	}
 }
 
 // ---- bounds and panics ----

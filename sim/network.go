@@ -205,6 +205,15 @@ func (c Clock) Global(local Time) Time {
 		return limit
 	}
 	g := Time(est)
+	// Mostly the estimate or the next instant is the answer: two readings tell.
+	switch l := c.Local(g); {
+	case l >= local:
+		if c.Local(g-1) < local {
+			return g
+		}
+	case g < limit && c.Local(g+1) >= local:
+		return g + 1
+	}
 	// Bracket [lo, hi] with Local(lo) < local <= Local(hi), widening geometrically.
 	lo, hi := g, g
 	for step := Time(1); c.Local(lo) >= local; step *= 2 {

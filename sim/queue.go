@@ -42,8 +42,9 @@ func (q *queue) push(at Time, ev event) uint64 {
 // peek returns the earliest key without removing it.
 func (q *queue) peek() qkey { return q.heap[0] }
 
-// pop removes the earliest event; the returned event is a copy and its slot is freed.
-func (q *queue) pop() (qkey, event) {
+// pop removes the earliest key. Its event stays in its slab slot, not to be reused,
+// until release.
+func (q *queue) pop() qkey {
 	h := q.heap
 	top := h[0]
 	last := len(h) - 1
@@ -52,10 +53,13 @@ func (q *queue) pop() (qkey, event) {
 	if last > 0 {
 		q.down(0)
 	}
-	ev := q.slab[top.slot]
-	q.slab[top.slot] = event{} // drop references for the GC
-	q.free = append(q.free, top.slot)
-	return top, ev
+	return top
+}
+
+// release frees a popped key's slot.
+func (q *queue) release(slot int32) {
+	q.slab[slot] = event{} // drop references for the GC
+	q.free = append(q.free, slot)
 }
 
 func (q *queue) up(i int) {

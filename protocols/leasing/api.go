@@ -36,7 +36,7 @@ func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, h
 	ex := &Export{ID: id, Object: object, Pattern: p, Term: term, Deadline: rt.now.Add(term), Expected: 1}
 	rt.Exports[id] = ex
 	rt.schedExport(ex)
-	rt.out.Observe(KindGrant, ObsGrant{Lease: id, Object: object, Pattern: p.Name(), Term: term, At: rt.now, Deadline: ex.Deadline})
+	rt.out.Observe(KindGrant, rt.obs.grant.put(ObsGrant{Lease: id, Object: object, Pattern: p.Name(), Term: term, At: rt.now, Deadline: ex.Deadline}))
 	return id
 }
 
@@ -48,7 +48,7 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	if d <= 0 {
 		return &OpError{Op: "renew", Ref: ref, Err: fmt.Errorf("renewal time %v: %w", d, ErrTerm)}
 	}
-	if ex := rt.Exports[ref]; ex != nil {
+	if ex := rt.export(ref); ex != nil {
 		if ex.Pattern == nil {
 			return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 		}
@@ -67,7 +67,7 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 
 // renewExport applies the max rule at the grantor (by: "server", "pattern", "client").
 func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	if d <= 0 {
 		return &OpError{Op: "renew", Ref: id, Err: fmt.Errorf("renewal time %v: %w", d, ErrTerm)}
 	}
@@ -75,7 +75,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 		if ex != nil && ex.Ended == Live {
 			rt.endExport(id, Expired, "timer") // deadline reached in this instant
 		}
-		rt.out.Observe(KindRenew, ObsRenew{Lease: id, By: by, D: d, Ok: false, At: rt.now})
+		rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: false, At: rt.now}))
 		return &OpError{Op: "renew", Ref: id, Err: ErrEnded}
 	}
 	before := ex.Deadline
@@ -86,7 +86,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 	}
 	ex.Deadline = rt.now.Add(nl)
 	rt.schedExport(ex)
-	rt.out.Observe(KindRenew, ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline})
+	rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline}))
 	if by == "server" && id != rt.inCall {
 		// Tell the holder at once: its timer follows the grantor's (LS-2).
 		rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
@@ -98,7 +98,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 // grantor the holder is notified; at the holder the revocation is sent to the grantor
 // after the messages already buffered, and the reference accepts nothing more.
 func (rt *Runtime) Revoke(ref RefID) error {
-	if ex := rt.Exports[ref]; ex != nil {
+	if ex := rt.export(ref); ex != nil {
 		if ex.Pattern == nil {
 			return &OpError{Op: "revoke", Ref: ref, Err: ErrNotLeased}
 		}
@@ -120,7 +120,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 	}
 	rt.enqueue(im, Call{Op: OpRevoke})
 	im.Revoking = true
-	rt.out.Observe(KindEnd, ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))})
+	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))}))
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: ref, Side: Client, How: Revoked, Object: im.Object}, false)
 	}
@@ -134,7 +134,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 // the holder is notified and its listeners run too; at the holder it is local (the
 // grantor's timer expires on its own, as after any silence from the holder).
 func (rt *Runtime) Expire(ref RefID) error {
-	if ex := rt.Exports[ref]; ex != nil {
+	if ex := rt.export(ref); ex != nil {
 		if ex.Pattern == nil {
 			return &OpError{Op: "expire", Ref: ref, Err: ErrNotLeased}
 		}
@@ -164,7 +164,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 // none.
 func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 	var side Side
-	switch ex := rt.Exports[ref]; {
+	switch ex := rt.export(ref); {
 	case ex != nil && ex.Ended == Live:
 		if ex.Pattern == nil {
 			return &OpError{Op: "whenExpired", Ref: ref, Err: ErrNotLeased}
@@ -182,7 +182,7 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 		im.Listeners = append(im.Listeners, tag)
 		side = Client
 	}
-	rt.out.Observe(KindListen, ObsListener{Lease: ref, Side: side, Tag: tag})
+	rt.out.Observe(KindListen, rt.obs.listener.put(ObsListener{Lease: ref, Side: side, Tag: tag}))
 	return nil
 }
 
@@ -190,9 +190,9 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 // 0 if the deadline is reached.
 func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 	var dl sim.Time
-	ex, im := rt.Exports[ref], (*Import)(nil)
+	ex, im := rt.export(ref), (*Import)(nil)
 	if ex == nil || ex.Ended != Live {
-		im = rt.Imports[ref]
+		im = rt.imp(ref)
 	}
 	switch {
 	case ex != nil && ex.Ended == Live:
@@ -213,7 +213,7 @@ func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 
 // State returns the reference's state at its holder (LS-1).
 func (rt *Runtime) State(ref RefID) RefState {
-	im := rt.Imports[ref]
+	im := rt.imp(ref)
 	switch {
 	case im == nil:
 		return NotHeld
@@ -227,7 +227,7 @@ func (rt *Runtime) State(ref RefID) RefState {
 
 // Buffered returns how many messages of a reference are not acknowledged yet.
 func (rt *Runtime) Buffered(ref RefID) int {
-	if im := rt.Imports[ref]; im != nil {
+	if im := rt.imp(ref); im != nil {
 		return len(im.Buf)
 	}
 	return 0
@@ -241,7 +241,7 @@ func (rt *Runtime) Holds(ref RefID) bool {
 
 // Grants reports whether this device serves a live server side of ref.
 func (rt *Runtime) Grants(ref RefID) bool {
-	ex := rt.Exports[ref]
+	ex := rt.export(ref)
 	return ex != nil && !rt.expiredExport(ex)
 }
 
@@ -249,7 +249,7 @@ func (rt *Runtime) Grants(ref RefID) bool {
 // and calls: the error names "send m"; the name is built only for an error, since
 // every message a device sends comes through here).
 func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
-	im := rt.Imports[ref]
+	im := rt.imp(ref)
 	if im == nil || im.Revoking {
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
@@ -291,7 +291,7 @@ func (rt *Runtime) checkPass(verb, method string, ref RefID, pass []RefID) ([]Pa
 	}
 	ps := make([]Passed, len(pass))
 	for i, id := range pass {
-		ex := rt.Exports[id]
+		ex := rt.export(id)
 		if ex == nil || ex.Pattern == nil || id.Holder != ref.Grantor || rt.expiredExport(ex) {
 			return nil, &OpError{Op: opName(verb, method), Ref: id, Err: fmt.Errorf("%w (pass only live leases this device grants to %d)", ErrPass, ref.Grantor)}
 		}
@@ -320,7 +320,7 @@ func (rt *Runtime) Call(ref RefID, method string, args any, due time.Duration, t
 	}
 	fe := rt.newExport(futureObject, due, SingleCall{}, ref.Grantor)
 	rt.Futures[fe.N] = &FutureRec{ID: fe.N, Tag: tag, Lease: fe}
-	rt.out.Observe(KindFutureCall, ObsFuture{Future: fe.N, Tag: tag, Lease: fe, Target: ref, Due: due, At: rt.now})
+	rt.out.Observe(KindFutureCall, rt.obs.future.put(ObsFuture{Future: fe.N, Tag: tag, Lease: fe, Target: ref, Due: due, At: rt.now}))
 	c.Reply = &Passed{ID: fe}
 	rt.enqueue(im, c)
 	return Future{ID: fe.N, Tag: tag}, nil
@@ -367,11 +367,11 @@ func (rt *Runtime) futureArrived(ex *Export, inv Invocation) {
 	delete(rt.Futures, ex.ID.N)
 	switch inv.Method {
 	case "resolve":
-		rt.out.Observe(KindFutureDone, ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true})
+		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true}))
 		rt.Async = append(rt.Async, asyncEv{Kind: asyncResolved, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Value: inv.Args, Refs: inv.Refs})
 	default:
 		msg := fmt.Sprint(inv.Args)
-		rt.out.Observe(KindFutureDone, ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg})
+		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg}))
 		rt.Async = append(rt.Async, asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Err: msg})
 	}
 }

@@ -146,17 +146,25 @@ func obs[T any](res *sim.Result, kind string) []T {
 	var out []T
 	for _, o := range res.History {
 		if o.Kind == kind {
-			out = append(out, o.Value.(T))
+			out = append(out, value[T](o.Value))
 		}
 	}
 	return out
+}
+
+// value returns an observation's value as a T: the runtime records its own as *T.
+func value[T any](v any) T {
+	if p, ok := v.(*T); ok {
+		return *p
+	}
+	return v.(T)
 }
 
 // obsAt returns the global times of the observations of one kind matching f.
 func obsAt[T any](res *sim.Result, kind string, f func(T) bool) []sim.Time {
 	var out []sim.Time
 	for _, o := range res.History {
-		if o.Kind == kind && f(o.Value.(T)) {
+		if o.Kind == kind && f(value[T](o.Value)) {
 			out = append(out, o.Time)
 		}
 	}

@@ -205,7 +205,7 @@ func (l *LeaseCtl) Forward() error {
 	if ex.Pattern != nil {
 		dl, pat = rt.expiry(ex), ex.Pattern.Name()
 	}
-	rt.out.Observe(KindForward, ObsForward{Ref: l.id, Seq: c.Seq, Method: c.Method, Pattern: pat, At: rt.now, Deadline: dl})
+	rt.out.Observe(KindForward, rt.obs.forward.put(ObsForward{Ref: l.id, Seq: c.Seq, Method: c.Method, Pattern: pat, At: rt.now, Deadline: dl}))
 	if ex.Object == futureObject {
 		rt.futureArrived(ex, inv)
 		return nil

@@ -384,6 +384,9 @@ type Runtime struct {
 	topEx, topIm, topRto armed
 	qdirty               uint8
 
+	// obs holds the runtime's observation values (obsarena.go): not device state.
+	obs obsArena `inspect:"-"`
+
 	// per call
 	releases []asyncEv // releases to hand to the application at the end of the call
 	now      sim.Time
@@ -393,6 +396,10 @@ type Runtime struct {
 	inCall   RefID
 	callEnd  End
 	ctl      *LeaseCtl // dispatch's, reused (zero between dispatches)
+	// The sides export and imp found last (a call looks one reference up several
+	// times): valid while not gone, cleared at every call's start and end.
+	lastEx *Export `inspect:"-"`
+	lastIm *Import `inspect:"-"`
 }
 
 // outsidePanic marks a panic raised inside a LeaseCtl method, below the pattern: by
@@ -416,6 +423,7 @@ func markOutside() {
 
 func (rt *Runtime) begin(in sim.Input, out *sim.Outbox, app App) {
 	rt.now, rt.out, rt.app, rt.rnd = in.Now, out, app, in.Rand
+	rt.lastEx, rt.lastIm = nil, nil
 	rt.LastNow = in.Now
 }
 
@@ -440,6 +448,34 @@ func (rt *Runtime) finish() {
 	// Clear the per-call scratch: between calls a device is its lease state only (the
 	// model checker fingerprints it).
 	rt.now, rt.out, rt.app, rt.rnd, rt.inCall, rt.callEnd = 0, nil, nil, 0, RefID{}, Live
+	rt.lastEx, rt.lastIm = nil, nil
+}
+
+// export returns rt.Exports[id]. Within a call a side found before is answered
+// without the lookup: every side is stored under its own ID and never replaced while
+// in the map, and a removed one is marked gone (dropExport); begin and finish clear it,
+// so nothing done between calls (a restart's new maps, a copy) can go stale here.
+func (rt *Runtime) export(id RefID) *Export {
+	if ex := rt.lastEx; ex != nil && ex.ID == id && !ex.gone {
+		return ex
+	}
+	ex := rt.Exports[id]
+	if ex != nil {
+		rt.lastEx = ex
+	}
+	return ex
+}
+
+// imp returns rt.Imports[id] (as export does for exports).
+func (rt *Runtime) imp(id RefID) *Import {
+	if im := rt.lastIm; im != nil && im.ID == id && !im.gone {
+		return im
+	}
+	im := rt.Imports[id]
+	if im != nil {
+		rt.lastIm = im
+	}
+	return im
 }
 
 // armed is an optional local deadline (clocks may read anything, so no sentinel).
@@ -625,7 +661,7 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 	p.Last = rt.now
 	if !p.Up {
 		p.Up = true
-		rt.out.Observe(KindPeer, ObsPeer{Peer: from, Up: true, At: rt.now})
+		rt.out.Observe(KindPeer, &ObsPeer{Peer: from, Up: true, At: rt.now})
 		rt.flushTo(from) // LS-1: reconnected while active: flush the buffers in order
 		rt.renotify(from)
 		rt.app.Connectivity(rt, from, true)
@@ -667,7 +703,7 @@ func (rt *Runtime) checkSilence() {
 		p := &rt.Peers[i]
 		if p.Up && rt.now >= p.Last.Add(rt.Cfg.silence()) {
 			p.Up = false
-			rt.out.Observe(KindPeer, ObsPeer{Peer: p.ID, Up: false, At: rt.now})
+			rt.out.Observe(KindPeer, &ObsPeer{Peer: p.ID, Up: false, At: rt.now})
 			rt.app.Connectivity(rt, p.ID, false)
 		}
 	}
@@ -843,7 +879,7 @@ func (rt *Runtime) drainAsync() {
 	for _, e := range evs {
 		switch e.Kind {
 		case asyncListener:
-			rt.out.Observe(KindListener, ObsListener{Lease: e.Lease, Side: e.Side, Tag: e.Tag})
+			rt.out.Observe(KindListener, rt.obs.listener.put(ObsListener{Lease: e.Lease, Side: e.Side, Tag: e.Tag}))
 			rt.app.Expired(rt, Expiry{Lease: e.Lease, Side: e.Side, Tag: e.Tag})
 		case asyncResolved:
 			rt.app.Resolved(rt, Future{ID: e.Future, Tag: e.Tag}, e.Value, e.Refs)
@@ -882,7 +918,7 @@ func (rt *Runtime) receive(from sim.NodeID, m sim.Message) {
 func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	id := c.Ref
 	drop := func(why string) {
-		rt.out.Observe(KindDrop, ObsDrop{Ref: id, Seq: c.Seq, Op: c.Op, Why: why, At: rt.now})
+		rt.out.Observe(KindDrop, &ObsDrop{Ref: id, Seq: c.Seq, Op: c.Op, Why: why, At: rt.now})
 	}
 	if id.Grantor != rt.Self || id.GBoot != rt.Boot {
 		drop("stale incarnation")
@@ -892,7 +928,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		drop("not the holder")
 		return
 	}
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	if ex == nil {
 		if tb, ok := rt.Tombs[id]; ok {
 			// Revoked or expired explicitly: tell the holder (again).
@@ -925,7 +961,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		return
 	}
 	live := !rt.expiredExport(ex)
-	rt.out.Observe(KindRecv, ObsRecv{Ref: id, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: live, At: rt.now, Deadline: rt.expiry(ex)})
+	rt.out.Observe(KindRecv, rt.obs.recv.put(ObsRecv{Ref: id, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: live, At: rt.now, Deadline: rt.expiry(ex)}))
 	if !live {
 		// LS-P1: it arrived at or after the deadline (the timer has not fired yet in
 		// this instant): the lease expires now and the message is not processed.
@@ -945,7 +981,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	case OpRenew:
 		_ = rt.renewExport(id, c.D, "client")
 	case OpRevoke:
-		if rt.Exports[id] != nil {
+		if rt.export(id) != nil {
 			rt.endExport(id, Revoked, "request")
 		}
 	}
@@ -957,13 +993,13 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 // hands to the service) a message that was on its way, until its old deadline.
 func (rt *Runtime) takeRevoked(ex *Export, from sim.NodeID, c Call) {
 	if rt.now >= ex.Deadline {
-		rt.out.Observe(KindDrop, ObsDrop{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Why: "ended", At: rt.now})
+		rt.out.Observe(KindDrop, &ObsDrop{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Why: "ended", At: rt.now})
 		return
 	}
-	rt.out.Observe(KindRecv, ObsRecv{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: true, At: rt.now, Deadline: ex.Deadline})
+	rt.out.Observe(KindRecv, rt.obs.recv.put(ObsRecv{Ref: ex.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, Live: true, At: rt.now, Deadline: ex.Deadline}))
 	ex.Expected++
 	if c.Op == OpApp {
-		rt.out.Observe(KindForward, ObsForward{Ref: ex.ID, Seq: c.Seq, Method: c.Method, Pattern: ex.Pattern.Name(), At: rt.now, Deadline: ex.Deadline})
+		rt.out.Observe(KindForward, rt.obs.forward.put(ObsForward{Ref: ex.ID, Seq: c.Seq, Method: c.Method, Pattern: ex.Pattern.Name(), At: rt.now, Deadline: ex.Deadline}))
 		rt.app.Invoke(rt, Invocation{Ref: ex.ID, Object: ex.Object, From: from, Seq: c.Seq, Method: c.Method, Args: c.Args})
 	}
 	rt.ack(ex.ID, c.Seq, Revoked)
@@ -973,7 +1009,7 @@ func (rt *Runtime) takeRevoked(ex *Export, from sim.NodeID, c Call) {
 // how the lease ended during this call.
 func (rt *Runtime) ack(id RefID, upTo int64, end End) {
 	a := Ack{Ref: id, SBoot: rt.Boot, UpTo: upTo}
-	if ex := rt.Exports[id]; ex != nil && ex.Ended == Live {
+	if ex := rt.export(id); ex != nil && ex.Ended == Live {
 		if ex.Pattern != nil {
 			a.Left, a.Until = ex.Deadline.Sub(rt.now), ex.Deadline
 		}
@@ -1046,8 +1082,8 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 		if op, ok := r.(outsidePanic); ok {
 			panic(op.v)
 		}
-		rt.out.Observe(KindPatternError, ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
-		if ex := rt.Exports[lc.id]; ex != nil && ex.Ended == Live {
+		rt.out.Observe(KindPatternError, &ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
+		if ex := rt.export(lc.id); ex != nil && ex.Ended == Live {
 			rt.endExport(lc.id, Expired, "pattern-panic")
 		}
 	}()
@@ -1055,7 +1091,7 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 }
 
 func (rt *Runtime) onAck(a Ack) {
-	im := rt.Imports[a.Ref]
+	im := rt.imp(a.Ref)
 	if im == nil || a.Ref.GBoot != a.SBoot {
 		return
 	}
@@ -1111,7 +1147,7 @@ func (rt *Runtime) retransmitDue() {
 		rt.qdirty |= dirtyRto
 	}
 	for _, id := range due {
-		im := rt.Imports[id]
+		im := rt.imp(id)
 		if !rt.Connected(id.Grantor) {
 			im.RtoOn = false // resumes when the grantor is heard again
 			rt.qdirty |= dirtyRto
@@ -1134,7 +1170,7 @@ func (rt *Runtime) flushTo(peer sim.NodeID) {
 	}
 	slices.SortFunc(ids, RefID.Compare)
 	for _, id := range ids {
-		im := rt.Imports[id]
+		im := rt.imp(id)
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
@@ -1206,7 +1242,7 @@ func (rt *Runtime) transmitNew(im *Import, c Call) {
 }
 
 func (rt *Runtime) passed(id RefID) Passed {
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	if ex == nil || ex.Ended != Live || rt.now >= ex.Deadline {
 		return Passed{ID: id, Dead: true}
 	}
@@ -1222,7 +1258,7 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 	if !im.ID.Far() {
 		until = im.Deadline
 	}
-	rt.out.Observe(KindSend, ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now, Deadline: until})
+	rt.out.Observe(KindSend, rt.obs.send.put(ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now, Deadline: until}))
 	connected := rt.Connected(im.ID.Grantor)
 	if rt.Cfg.Broken.NoBuffer && !connected {
 		return
@@ -1252,13 +1288,13 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	if p.Dead || p.Left <= 0 || id.Far() || id.Holder != rt.Self || id.Grantor != from {
 		return RefID{}
 	}
-	if _, ok := rt.Imports[id]; ok {
+	if rt.imp(id) != nil {
 		return id
 	}
 	im := &Import{ID: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Deadline: rt.now.Add(rt.holderLeft(p.Left)), Until: p.Until}
 	rt.Imports[id] = im
 	rt.schedImport(im)
-	rt.out.Observe(KindResolve, ObsResolve{Lease: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Left: p.Left, At: rt.now, Deadline: im.Deadline})
+	rt.out.Observe(KindResolve, rt.obs.resolve.put(ObsResolve{Lease: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Left: p.Left, At: rt.now, Deadline: im.Deadline}))
 	return id
 }
 
@@ -1267,7 +1303,7 @@ func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 // endExport ends the server side: observation, listeners (on expiry only), reclaim,
 // and a notice to the holder when the end was not a natural expiry.
 func (rt *Runtime) endExport(id RefID, how End, cause string) {
-	ex := rt.Exports[id]
+	ex := rt.export(id)
 	left := max(0, ex.Deadline.Sub(rt.now))
 	n := 0
 	if how == Expired || rt.Cfg.Broken.ListenersOnRevoke {
@@ -1276,7 +1312,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 			n++
 		}
 	}
-	rt.out.Observe(KindEnd, ObsEnd{Lease: id, Side: Server, How: how, Cause: cause, At: rt.now, Deadline: ex.Deadline, Left: left, Listeners: n})
+	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: id, Side: Server, How: how, Cause: cause, At: rt.now, Deadline: ex.Deadline, Left: left, Listeners: n}))
 	if f, ok := rt.Futures[id.N]; ok && ex.Object == futureObject {
 		// LS-4: the future's lease ended before the reply: the future is ruined, with
 		// a timeout when it expired (the catch: block of @Due).
@@ -1286,7 +1322,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		if how == Revoked {
 			ev.Err, errText = "future revoked before its reply", "revoked"
 		}
-		rt.out.Observe(KindFutureDone, ObsFuture{Future: f.ID, Tag: f.Tag, Lease: id, At: rt.now, Err: errText})
+		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: id, At: rt.now, Err: errText}))
 		rt.Async = append(rt.Async, ev)
 	}
 	switch {
@@ -1319,7 +1355,7 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 
 // endImport ends the client side: observation, listeners (on expiry only), reclaim.
 func (rt *Runtime) endImport(id RefID, how End, cause string) {
-	im := rt.Imports[id]
+	im := rt.imp(id)
 	if im.Revoking {
 		rt.dropImport(id) // already ended (revoked) when the holder asked
 		return
@@ -1331,7 +1367,7 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 			n++
 		}
 	}
-	rt.out.Observe(KindEnd, ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n})
+	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n}))
 	rt.dropImport(id)
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: id, Side: Client, How: how, Object: im.Object}, n > 0)

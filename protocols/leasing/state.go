@@ -60,6 +60,8 @@ func (rt *Runtime) clone() Runtime {
 	// copies a device at every step, and would rebuild them every time.
 	c.exportQ, c.importQ, c.rtoQ, c.scan = nil, nil, nil, true
 	c.releases, c.ctl = nil, nil
+	c.obs = obsArena{} // the history may point into the original's arrays
+	c.lastEx, c.lastIm = nil, nil
 	return c
 }
 

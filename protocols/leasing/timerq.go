@@ -142,7 +142,7 @@ func (rt *Runtime) rtoLive(e tqEnt) bool {
 
 // dropExport removes a server side (marking it gone for the deadline queue).
 func (rt *Runtime) dropExport(id RefID) {
-	if ex := rt.Exports[id]; ex != nil {
+	if ex := rt.export(id); ex != nil {
 		ex.gone = true
 		rt.qdirty |= dirtyExport
 		delete(rt.Exports, id)
@@ -151,7 +151,7 @@ func (rt *Runtime) dropExport(id RefID) {
 
 // dropImport removes a client side (marking it gone for the deadline queues).
 func (rt *Runtime) dropImport(id RefID) {
-	if im := rt.Imports[id]; im != nil {
+	if im := rt.imp(id); im != nil {
 		im.gone = true
 		rt.qdirty |= dirtyImport | dirtyRto
 		delete(rt.Imports, id)

@@ -179,7 +179,7 @@ func cutPlan(at, length time.Duration) faults.Plan {
 func meterEnds(res *sim.Result) (srv, cli sim.Time, srvHow, cliHow ls.End, ok bool) {
 	var id ls.RefID
 	for _, o := range res.History {
-		if g, isG := o.Value.(ls.ObsGrant); isG && g.Object == "meter.obj" {
+		if g, isG := o.Value.(*ls.ObsGrant); isG && g.Object == "meter.obj" {
 			id = g.Lease
 			break
 		}
@@ -189,7 +189,7 @@ func meterEnds(res *sim.Result) (srv, cli sim.Time, srvHow, cliHow ls.End, ok bo
 	}
 	var sOK, cOK bool
 	for _, o := range res.History {
-		if e, isE := o.Value.(ls.ObsEnd); isE && e.Lease == id {
+		if e, isE := o.Value.(*ls.ObsEnd); isE && e.Lease == id {
 			if e.Side == ls.Server && !sOK {
 				srv, srvHow, sOK = o.Time, e.How, true
 			}
@@ -248,7 +248,7 @@ func (d *detector) delayTable(terms []time.Duration, runs int) (*reports.Table, 
 			srv.add(secs(s.Sub(sim.Time(at))))
 			cli.add(secs(c.Sub(sim.Time(at))))
 			for _, o := range res.History {
-				if pe, isP := o.Value.(ls.ObsPeer); isP && !pe.Up && o.Node == 1 && o.Time >= sim.Time(at) {
+				if pe, isP := o.Value.(*ls.ObsPeer); isP && !pe.Up && o.Node == 1 && o.Time >= sim.Time(at) {
 					down.add(secs(o.Time.Sub(sim.Time(at))))
 					break
 				}
@@ -368,11 +368,11 @@ func (d *detector) trafficTable(terms []time.Duration, lambda float64, dur time.
 				n := 0
 				for _, o := range res.History {
 					switch v := o.Value.(type) {
-					case ls.ObsGrant:
+					case *ls.ObsGrant:
 						if v.Object == "meter.obj" {
 							n++
 						}
-					case ls.ObsSend:
+					case *ls.ObsSend:
 						if v.Op == ls.OpRenew {
 							n++
 						}
@@ -409,7 +409,7 @@ var meterUses = checker.Property{Name: "meter/one-use-per-access", Class: checke
 		switch v := o.Value.(type) {
 		case ls.MeterAccess:
 			accesses++
-		case ls.ObsSend:
+		case *ls.ObsSend:
 			if v.Method == "use" {
 				uses++
 				if uses > accesses {

@@ -28,6 +28,8 @@ type index struct {
 	maxTerm time.Duration
 	leases  []ls.RefID // every granted lease, in order
 	refs    []ls.RefID // every reference that carried a message, in order
+	// leaseAt and refAt are the slots of leases and refs in obs (see eachLease).
+	leaseAt, refAt []int32
 	// scan lists, in order, the positions in the history of every observation the
 	// properties that go through the whole history look at (see scanned), so that
 	// they go through these instead.
@@ -35,7 +37,7 @@ type index struct {
 }
 
 // scanned returns the observations that the whole-history properties look at, in
-// history order: every value of type ls.ObsSend, ls.ObsListener, ls.ProbeView,
+// history order: every value of type *ls.ObsSend, *ls.ObsListener, ls.ProbeView,
 // ls.ProbeReleased, ls.ProbeMalformed or ls.MPEvent, and every observation of kind
 // ls.KindProbeCtl, ls.KindProbeMisuse or ls.KindMPDone (whatever its value). A property that reads
 // only these, in order, sees what a pass over the whole history sees.
@@ -76,7 +78,7 @@ type leaseObs struct {
 var noObs = newLeaseObs()
 
 func newLeaseObs() *leaseObs {
-	return &leaseObs{grant: obsOf[ls.ObsGrant]{Observation: noObservation}, resolve: noObservation}
+	return &leaseObs{grant: obsOf[ls.ObsGrant]{noObservation, noGrant}, resolve: noObservation}
 }
 
 // lease returns the observations of a lease or reference (never nil; read only). The
@@ -94,6 +96,29 @@ func (x *index) lease(id ls.RefID) *leaseObs {
 	return l
 }
 
+// eachLease yields every granted lease in order with its observations (lease's
+// answer for it: a call of lease(id) in the loop's body is answered from its cache).
+func (x *index) eachLease(yield func(ls.RefID, *leaseObs) bool) {
+	for i, id := range x.leases {
+		l := x.obs.at(x.leaseAt[i])
+		x.lastID, x.last = id, l
+		if !yield(id, l) {
+			return
+		}
+	}
+}
+
+// eachRef is eachLease for every reference that carried a message.
+func (x *index) eachRef(yield func(ls.RefID, *leaseObs) bool) {
+	for i, id := range x.refs {
+		l := x.obs.at(x.refAt[i])
+		x.lastID, x.last = id, l
+		if !yield(id, l) {
+			return
+		}
+	}
+}
+
 // sideIdx indexes leaseObs's per-side lists.
 func sideIdx(s ls.Side) int {
 	if s == ls.Client {
@@ -102,16 +127,24 @@ func sideIdx(s ls.Side) int {
 	return 0
 }
 
-// obsOf is an observation with its typed value. It points into the run's history
-// (which no check changes) rather than copying the observation into every list.
+// obsOf is an observation with its typed value (the runtime records pointers). It
+// points into the run's history (which no check changes) rather than copying the
+// observation into every list. V is never nil: a missing observation has the zero
+// value (see noObservation).
 type obsOf[T any] struct {
 	*sim.Observation
-	V T
+	V *T
 }
 
 // noObservation stands for a missing observation (a lease never granted, say), so
 // an obsOf's fields read as zero instead of panicking.
 var noObservation = &sim.Observation{}
+
+// noGrant and noEnd are the values of a missing grant and end (read only).
+var (
+	noGrant = &ls.ObsGrant{}
+	noEnd   = &ls.ObsEnd{}
+)
 
 type futKey struct {
 	Node sim.NodeID
@@ -155,12 +188,18 @@ func buildIndex(r *checker.Run) *index {
 	var total [nLists]int
 	// where[i] is observation i's lease slot << 4 | list, 0 for none.
 	where := make([]uint32, len(h))
+	// Consecutive observations are often about one lease (a take and its forward).
+	lastID, lastS := ls.RefID{}, int32(-1)
 	get := func(id ls.RefID) int32 {
+		if lastS >= 0 && id == lastID {
+			return lastS
+		}
 		s, ok := x.by.get(id)
 		if !ok {
 			s = obs.add()
 			x.by.put(id, s)
 		}
+		lastID, lastS = id, s
 		return s
 	}
 	put := func(i int, s int32, list int) {
@@ -172,24 +211,26 @@ func buildIndex(r *checker.Run) *index {
 		if l := obs.at(s); !l.seen {
 			l.seen = true
 			x.refs = append(x.refs, id)
+			x.refAt = append(x.refAt, s)
 		}
 	}
 	for i := range h {
 		o := &h[i]
 		keep := false // in scan
 		switch v := o.Value.(type) {
-		case ls.ObsGrant:
+		case *ls.ObsGrant:
 			s := get(v.Lease)
 			l := obs.at(s)
 			l.grant = obsOf[ls.ObsGrant]{o, v}
 			x.leases = append(x.leases, v.Lease)
+			x.leaseAt = append(x.leaseAt, s)
 			x.maxTerm = max(x.maxTerm, v.Term)
 			l.period = max(l.period, v.Term)
-		case ls.ObsResolve:
+		case *ls.ObsResolve:
 			s := get(v.Lease)
 			l := obs.at(s)
 			l.resolve, l.resolved = o, true
-		case ls.ObsEnd:
+		case *ls.ObsEnd:
 			s := get(v.Lease)
 			put(i, s, listEnd+sideIdx(v.Side))
 			if l := obs.at(s); !l.idled && v.Side == ls.Client && v.How == ls.Expired && v.Cause == "explicit" {
@@ -197,7 +238,7 @@ func buildIndex(r *checker.Run) *index {
 				// KindIdle: the grantor's side ends by its own timer.
 				l.idle, l.idled = o.Time, true
 			}
-		case ls.ObsListener:
+		case *ls.ObsListener:
 			keep = true
 			s := get(v.Lease)
 			if o.Kind == ls.KindListen {
@@ -205,7 +246,7 @@ func buildIndex(r *checker.Run) *index {
 			} else {
 				put(i, s, listFired+sideIdx(v.Side))
 			}
-		case ls.ObsSend:
+		case *ls.ObsSend:
 			keep = true
 			s := get(v.Ref)
 			put(i, s, listSend)
@@ -214,22 +255,22 @@ func buildIndex(r *checker.Run) *index {
 				x.maxTerm = max(x.maxTerm, v.D)
 				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
-		case ls.ObsRecv:
+		case *ls.ObsRecv:
 			s := get(v.Ref)
 			put(i, s, listRecv)
 			ref(v.Ref, s)
-		case ls.ObsDrop:
+		case *ls.ObsDrop:
 			put(i, get(v.Ref), listDrop)
-		case ls.ObsForward:
+		case *ls.ObsForward:
 			put(i, get(v.Ref), listForward)
-		case ls.ObsRenew:
+		case *ls.ObsRenew:
 			s := get(v.Lease)
 			put(i, s, listRenew)
 			if v.Ok {
 				x.maxTerm = max(x.maxTerm, v.D)
 				obs.at(s).period = max(obs.at(s).period, v.D)
 			}
-		case ls.ObsFuture:
+		case *ls.ObsFuture:
 			k := futKey{o.Node, v.Future, v.Lease.GBoot}
 			fk := ls.RefID{Grantor: k.Node, GBoot: k.Boot, N: k.ID}
 			f, ok := futSlots.get(fk)
@@ -251,9 +292,9 @@ func buildIndex(r *checker.Run) *index {
 			if l := obs.at(get(v.Lease)); !l.idled {
 				l.idle, l.idled = o.Time, true
 			}
-		case ls.ObsPatternError:
+		case *ls.ObsPatternError:
 			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, v})
-		case ls.ObsPeer:
+		case *ls.ObsPeer:
 			if v.Up {
 				k := [2]sim.NodeID{o.Node, v.Peer}
 				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, v})
@@ -296,21 +337,21 @@ func buildIndex(r *checker.Run) *index {
 		l := obs.at(int32(w >> 4))
 		switch list := int(w & 15); list {
 		case listEnd, listEnd + 1:
-			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(ls.ObsEnd)})
+			l.ends[list-listEnd] = append(l.ends[list-listEnd], obsOf[ls.ObsEnd]{o, o.Value.(*ls.ObsEnd)})
 		case listListen, listListen + 1:
-			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(ls.ObsListener).Tag)
+			l.listens[list-listListen] = append(l.listens[list-listListen], o.Value.(*ls.ObsListener).Tag)
 		case listFired, listFired + 1:
-			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, o.Value.(ls.ObsListener)})
+			l.fired[list-listFired] = append(l.fired[list-listFired], obsOf[ls.ObsListener]{o, o.Value.(*ls.ObsListener)})
 		case listSend:
-			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, o.Value.(ls.ObsSend)})
+			l.sends = append(l.sends, obsOf[ls.ObsSend]{o, o.Value.(*ls.ObsSend)})
 		case listRecv:
-			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, o.Value.(ls.ObsRecv)})
+			l.recvs = append(l.recvs, obsOf[ls.ObsRecv]{o, o.Value.(*ls.ObsRecv)})
 		case listDrop:
-			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, o.Value.(ls.ObsDrop)})
+			l.drops = append(l.drops, obsOf[ls.ObsDrop]{o, o.Value.(*ls.ObsDrop)})
 		case listForward:
-			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, o.Value.(ls.ObsForward)})
+			l.forwards = append(l.forwards, obsOf[ls.ObsForward]{o, o.Value.(*ls.ObsForward)})
 		case listRenew:
-			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(ls.ObsRenew)})
+			l.renews = append(l.renews, obsOf[ls.ObsRenew]{o, o.Value.(*ls.ObsRenew)})
 		}
 	}
 	return x
@@ -404,9 +445,14 @@ func (l *lazyIndex) get(r *checker.Run) *index {
 
 // firstEnd returns the first end of a lease side.
 func (x *index) firstEnd(id ls.RefID, s ls.Side) (obsOf[ls.ObsEnd], bool) {
-	es := x.lease(id).ends[sideIdx(s)]
+	return x.lease(id).firstEnd(s)
+}
+
+// firstEnd returns the first end of a side of the lease.
+func (l *leaseObs) firstEnd(s ls.Side) (obsOf[ls.ObsEnd], bool) {
+	es := l.ends[sideIdx(s)]
 	if len(es) == 0 {
-		return obsOf[ls.ObsEnd]{Observation: noObservation}, false
+		return obsOf[ls.ObsEnd]{noObservation, noEnd}, false
 	}
 	return es[0], true
 }
@@ -442,6 +488,6 @@ func (a *leaseArray) add() int32 {
 	s := a.n
 	a.n++
 	l := a.at(s) // zero: a chunk is new and its slots are used once
-	l.grant.Observation, l.resolve = noObservation, noObservation
+	l.grant, l.resolve = obsOf[ls.ObsGrant]{noObservation, noGrant}, noObservation
 	return s
 }

@@ -41,7 +41,7 @@ func TestIndexAgainstHistory(t *testing.T) {
 		kinds := map[string]int{}
 		for i, o := range h {
 			switch o.Value.(type) {
-			case ls.ObsSend, ls.ObsListener, ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
+			case *ls.ObsSend, *ls.ObsListener, ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
 				want = append(want, int32(i))
 				continue
 			}
@@ -55,6 +55,23 @@ func TestIndexAgainstHistory(t *testing.T) {
 		if !slices.Equal(x.scan, want) {
 			t.Errorf("%s seed %d: the index lists %d observations for the whole-history properties, a pass over the history %d", c.name, c.seed, len(x.scan), len(want))
 		}
+		// eachLease and eachRef hand out, in order, what lease finds by a lookup.
+		for _, each := range []struct {
+			ids  []ls.RefID
+			iter func(func(ls.RefID, *leaseObs) bool)
+		}{{x.leases, x.eachLease}, {x.refs, x.eachRef}} {
+			n := 0
+			for id, l := range each.iter {
+				s, ok := x.by.get(id)
+				if id != each.ids[n] || !ok || x.obs.at(s) != l {
+					t.Fatalf("%s seed %d: %v (#%d): not the listed reference, or not the slot a lookup finds", c.name, c.seed, id, n)
+				}
+				n++
+			}
+			if n != len(each.ids) || n == 0 {
+				t.Fatalf("%s seed %d: %d listed, %d yielded", c.name, c.seed, len(each.ids), n)
+			}
+		}
 		if c.name == "leasing/swarm" && (kinds[ls.KindProbeCtl] == 0 || kinds[ls.KindProbeMisuse] == 0 || kinds[ls.KindProbeView] == 0 || kinds[ls.KindSend] == 0 || kinds[ls.KindMPDone] == 0) {
 			t.Errorf("%s seed %d: the run lacks observations the test is about: %v", c.name, c.seed, kinds)
 		}
@@ -64,7 +81,7 @@ func TestIndexAgainstHistory(t *testing.T) {
 		var futs []futObs
 		for i := range h {
 			o := &h[i]
-			v, ok := o.Value.(ls.ObsFuture)
+			v, ok := o.Value.(*ls.ObsFuture)
 			if !ok {
 				continue
 			}

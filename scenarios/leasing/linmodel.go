@@ -173,8 +173,9 @@ type leaseOp struct {
 }
 
 // appendLeaseOps appends a lease's operations: its grant, one delivery per message sent
-// through it, its renewals and its ends at the grantor.
-func appendLeaseOps(ops []leaseOp, l *leaseObs) []leaseOp {
+// through it (but the pending ones, never taken nor dropped, only withPending), its
+// renewals and its ends at the grantor.
+func appendLeaseOps(ops []leaseOp, l *leaseObs, withPending bool) []leaseOp {
 	g := l.grant
 	ops = append(ops, leaseOp{in: LinIn{Kind: LinGrant, Term: g.V.Term}, out: LinOut{At: g.V.At, Ok: true, After: g.V.Deadline}, at: g.Index})
 	recvs := l.recvs
@@ -192,6 +193,9 @@ func appendLeaseOps(ops []leaseOp, l *leaseObs) []leaseOp {
 				}
 			}
 		}
+		if op.pending && !withPending {
+			continue
+		}
 		ops = append(ops, op)
 	}
 	for _, rn := range l.renews {
@@ -207,15 +211,14 @@ func appendLeaseOps(ops []leaseOp, l *leaseObs) []leaseOp {
 // leaseOps extracts every lease's operations from a run (partitioned by lease).
 func leaseOps(x *index) []checker.Operation {
 	n := 0
-	for _, id := range x.leases {
-		l := x.lease(id)
+	for _, l := range x.eachLease {
 		n += 1 + len(l.sends) + len(l.renews) + len(l.ends[sideIdx(ls.Server)])
 	}
 	ops := make([]checker.Operation, 0, n)
 	var lops []leaseOp
-	for _, id := range x.leases {
+	for id, l := range x.eachLease {
 		key := id.String()
-		lops = appendLeaseOps(lops[:0], x.lease(id))
+		lops = appendLeaseOps(lops[:0], l, true)
 		for _, o := range lops {
 			op := checker.Operation{Key: key, Input: o.in, Call: o.at, Pending: o.pending}
 			if o.in.Kind == LinDeliver {
@@ -241,16 +244,15 @@ func leaseOps(x *index) []checker.Operation {
 // not, the check runs in full.
 func leasesReplay(x *index) bool {
 	var ops []leaseOp
-	pending := func(o leaseOp) bool { return o.pending }
-	for _, id := range x.leases {
-		ops = slices.DeleteFunc(appendLeaseOps(ops[:0], x.lease(id)), pending)
+	for _, l := range x.eachLease {
+		ops = appendLeaseOps(ops[:0], l, false)
 		for _, o := range ops {
 			if o.at == 0 {
 				return false // no valid point (the witness needs one): let the search decide
 			}
 		}
 		if !sortOps(ops) {
-			ops = slices.DeleteFunc(appendLeaseOps(ops[:0], x.lease(id)), pending)
+			ops = appendLeaseOps(ops[:0], l, false)
 			slices.SortFunc(ops, func(a, b leaseOp) int { return cmp.Compare(a.at, b.at) })
 		}
 		var st linState

@@ -208,15 +208,15 @@ type ModelGhost struct {
 func foldModelGhost(g any, o sim.Observation) any {
 	x := g.(ModelGhost)
 	switch v := o.Value.(type) {
-	case ls.ObsGrant:
+	case *ls.ObsGrant:
 		if v.Lease.N > 0 && v.Lease.N < 3 {
 			x.Deadline[v.Lease.N] = o.Local.Add(v.Term)
 		}
-	case ls.ObsRenew:
+	case *ls.ObsRenew:
 		if n := v.Lease.N; n > 0 && n < 3 && v.Ok && !x.Ended[n] {
 			x.Deadline[n] = max(x.Deadline[n], o.Local.Add(v.D))
 		}
-	case ls.ObsEnd:
+	case *ls.ObsEnd:
 		if v.Lease.N > 0 && v.Lease.N < 3 {
 			if v.Side == ls.Server {
 				x.Ended[v.Lease.N] = true
@@ -225,7 +225,7 @@ func foldModelGhost(g any, o sim.Observation) any {
 				x.ClientEnd[v.Lease.N] = true
 			}
 		}
-	case ls.ObsRecv:
+	case *ls.ObsRecv:
 		// LS-P1: a message taken live at or after the (rebuilt) deadline, or after the
 		// server side ended.
 		if n := v.Ref.N; n > 0 && n < 3 && v.Live && (x.Ended[n] || o.Local >= x.Deadline[n]) {
@@ -234,19 +234,19 @@ func foldModelGhost(g any, o sim.Observation) any {
 		if v.Ref.N == 1 && v.Live && x.BufferedSeq > 0 && v.Seq == x.BufferedSeq {
 			x.FlushedTaken = true
 		}
-	case ls.ObsPeer:
+	case *ls.ObsPeer:
 		if o.Node == 1 && v.Peer == 0 {
 			x.CDown = !v.Up
 			x.CSawDown = x.CSawDown || !v.Up
 		}
-	case ls.ObsSend:
+	case *ls.ObsSend:
 		if v.Deadline != 0 && v.At >= v.Deadline {
 			x.SentLate = true
 		}
 		if v.Ref.N == 1 && x.CDown && x.BufferedSeq == 0 {
 			x.BufferedSeq = v.Seq
 		}
-	case ls.ObsForward:
+	case *ls.ObsForward:
 		if n := v.Ref.N; n > 0 && n < 3 {
 			if x.Ended[n] || o.Local >= x.Deadline[n] || v.At >= v.Deadline {
 				x.LateOrDead = true

@@ -1,6 +1,7 @@
 package lsscen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -95,7 +96,7 @@ func (e *env) releasedAfterListeners(r *checker.Run) error {
 		case ls.ProbeReleased:
 			checked++
 			released[side{v.Lease, v.Side}] = o.Time
-		case ls.ObsListener:
+		case *ls.ObsListener:
 			if o.Kind == ls.KindListen {
 				continue
 			}
@@ -113,7 +114,7 @@ func (e *env) releasedAfterListeners(r *checker.Run) error {
 func (e *env) noSendAfterExpiry(r *checker.Run) error {
 	checked := 0
 	for o := range e.li.get(r).scanned {
-		if v, ok := o.Value.(ls.ObsSend); ok && v.Deadline != 0 {
+		if v, ok := o.Value.(*ls.ObsSend); ok && v.Deadline != 0 {
 			checked++
 			if v.At >= v.Deadline {
 				return fmt.Errorf("%s sent %s #%d through %s at %v, at or after its deadline %v", r.Final[o.Node].Name, v.Op, v.Seq, v.Ref, v.At, v.Deadline)
@@ -129,16 +130,17 @@ func (e *env) noSendAfterExpiry(r *checker.Run) error {
 // count is at least 1 (that ping cannot have been acknowledged yet) and at most the
 // messages sent through the reference so far.
 func (e *env) bufferedUntilAcked(r *checker.Run) error {
-	sent := map[ls.RefID]int{}
+	x := e.li.get(r)
 	views := 0
-	for o := range e.li.get(r).scanned {
-		switch v := o.Value.(type) {
-		case ls.ObsSend:
-			sent[v.Ref]++
-		case ls.ProbeView:
+	for o := range x.scanned {
+		if v, ok := o.Value.(ls.ProbeView); ok {
 			views++
-			if v.Buffered < 1 || v.Buffered > sent[v.Ref] {
-				return fmt.Errorf("%s: right after a ping through %s, Buffered is %d (sent so far: %d)", r.Final[o.Node].Name, v.Ref, v.Buffered, sent[v.Ref])
+			// The messages sent through the reference so far: its sends (in history
+			// order) before the view.
+			sends := x.lease(v.Ref).sends
+			sent, _ := slices.BinarySearchFunc(sends, o.Index, func(s obsOf[ls.ObsSend], i int64) int { return cmp.Compare(s.Index, i) })
+			if v.Buffered < 1 || v.Buffered > sent {
+				return fmt.Errorf("%s: right after a ping through %s, Buffered is %d (sent so far: %d)", r.Final[o.Node].Name, v.Ref, v.Buffered, sent)
 			}
 		}
 	}
@@ -251,16 +253,15 @@ func releasedDropped(r *checker.Run) error {
 // a message taken or processed after the grantor's side ended.
 func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 	x := e.li.get(r)
-	for _, id := range x.leases {
-		g := x.lease(id).grant
+	for id, l := range x.eachLease {
+		g := l.grant
 		end := int64(math.MaxInt64)
-		se, ended := x.firstEnd(id, ls.Server)
+		se, ended := l.firstEnd(ls.Server)
 		if ended {
 			end = se.Index
 		}
 		how := func() string { return fmt.Sprintf("%s (%s) at %v", se.V.How, se.V.Cause, se.Time) } // for an error only
 		dl := g.Local.Add(g.V.Term)
-		l := x.lease(id)
 		renews, recvs, fwds := l.renews, l.recvs, l.forwards
 		// Walk the grantor's renewals, takes and forwards in history order.
 		for ri, vi, fi := 0, 0, 0; vi < len(recvs) || fi < len(fwds); {
@@ -309,20 +310,20 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 // per registration on expiry and never on revoke.
 func (e *env) symmetricExpiry(r *checker.Run) error {
 	x := e.li.get(r)
-	for _, id := range x.leases {
+	for id, l := range x.eachLease {
 		for _, side := range []ls.Side{ls.Server, ls.Client} {
 			if err := e.listenersOnce(r, x, id, side); err != nil {
 				return err
 			}
 		}
-		rs, resolved := x.lease(id).resolve, x.lease(id).resolved
+		rs, resolved := l.resolve, l.resolved
 		if !resolved {
 			continue
 		}
-		se, sEnded := x.firstEnd(id, ls.Server)
-		ce, cEnded := x.firstEnd(id, ls.Client)
+		se, sEnded := l.firstEnd(ls.Server)
+		ce, cEnded := l.firstEnd(ls.Client)
 		if sEnded {
-			by := se.Time.Add(e.bsc(x.lease(id).period, se.V.Left))
+			by := se.Time.Add(e.bsc(l.period, se.V.Left))
 			if !(cEnded && ce.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Holder, rs.Time, by) {
 				return fmt.Errorf("lease %s: server side %s (%s) at %v but the client side %s, not by %v (bound %v)",
 					id, se.V.How, se.V.Cause, se.Time, endedAt(ce, cEnded), by, by.Sub(se.Time))
@@ -339,19 +340,19 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 			}
 		}
 		if cEnded {
-			by := ce.Time.Add(e.bcs(x.lease(id).period))
+			by := ce.Time.Add(e.bcs(l.period))
 			// LS-2: a renewal the grantor makes on its own (the max rule, outside a
 			// call) sets its deadline whatever the holder does: after the holder's
 			// explicit end (which the grantor is not told of), or while the devices
 			// are apart, the grantor lives on to that deadline. A renewal the holder
 			// heard before its timer fired moved its deadline too (notEarly checks
 			// that), so this only admits what the protocol allows.
-			for _, rn := range x.lease(id).renews {
+			for _, rn := range l.renews {
 				if rn.V.Ok && rn.V.By == "server" && rn.Time <= by {
 					by = max(by, rn.Time.Add(e.g.stretch(rn.V.After.Sub(rn.Local))+e.g.steps+time.Millisecond))
 				}
 			}
-			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, x.lease(id).grant.Time, by) {
+			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, l.grant.Time, by) {
 				return fmt.Errorf("lease %s: client side %s (%s) at %v but the server side %s, not by %v (bound %v)",
 					id, ce.V.How, ce.V.Cause, ce.Time, endedAt(se, sEnded), by, by.Sub(ce.Time))
 			}
@@ -510,8 +511,8 @@ func (e *env) transientTolerance(r *checker.Run) error {
 	x := e.li.get(r)
 	flush := e.flush()
 	var fwd []bool
-	for _, id := range x.refs {
-		sends, recvs := x.lease(id).sends, x.lease(id).recvs
+	for id, l := range x.eachRef {
+		sends, recvs := l.sends, l.recvs
 		for i, rv := range recvs {
 			if rv.V.Seq != int64(i+1) {
 				return fmt.Errorf("reference %s: took message #%d in position %d (order broken)", id, rv.V.Seq, i+1)
@@ -531,7 +532,7 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			fwd = append(fwd, false)
 		}
 		var odd map[int64]bool
-		for _, f := range x.lease(id).forwards {
+		for _, f := range l.forwards {
 			seq := f.V.Seq
 			inRange := seq >= 1 && seq <= int64(len(recvs))
 			if (inRange && fwd[seq]) || (!inRange && odd[seq]) {
@@ -555,10 +556,10 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			// range long enough to get it across.
 			s := sends[len(recvs)]
 			until := r.Time
-			if se, ok := x.firstEnd(id, ls.Server); ok {
+			if se, ok := l.firstEnd(ls.Server); ok {
 				until = min(until, se.Time)
 			}
-			if ce, ok := x.firstEnd(id, ls.Client); ok {
+			if ce, ok := l.firstEnd(ls.Client); ok {
 				until = min(until, ce.Time)
 			}
 			until = min(until, e.g.incarnationEnd(id.Grantor, id.GBoot)) // addressed to a dead incarnation
@@ -571,22 +572,22 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			}
 		}
 	}
-	for _, id := range x.leases {
-		period := x.lease(id).period
+	for id, l := range x.eachLease {
+		period := l.period
 		m := e.margin(period)
 		w := e.g.stretch(period) + m
 		for _, side := range []ls.Side{ls.Server, ls.Client} {
-			end, ok := x.firstEnd(id, side)
+			end, ok := l.firstEnd(side)
 			if !ok || end.V.How != ls.Expired || end.V.Cause != "timer" {
 				continue
 			}
-			if l := x.lease(id); l.idled && l.idle <= end.Time {
+			if l.idled && l.idle <= end.Time {
 				continue // abandoned on purpose before it expired
 			}
-			if !x.lease(id).resolved {
+			if !l.resolved {
 				continue // the holder never received it: nobody used or renewed it
 			}
-			hboot := uint32(1 + e.g.restartsBy(id.Holder, x.lease(id).resolve.Time)) // the holder's incarnation that took it
+			hboot := uint32(1 + e.g.restartsBy(id.Holder, l.resolve.Time)) // the holder's incarnation that took it
 			if min(e.g.incarnationEnd(id.Holder, hboot), e.g.incarnationEnd(id.Grantor, id.GBoot)) < end.Time {
 				continue // a side's incarnation crashed first: its state for the lease is gone
 			}
@@ -594,12 +595,12 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			if side == ls.Client {
 				other = ls.Server
 			}
-			if oe, ok := x.firstEnd(id, other); ok && oe.Time < end.Time {
+			if oe, ok := l.firstEnd(other); ok && oe.Time < end.Time {
 				continue // ended at the other side first (that end is judged on its own)
 			}
 			if !overlaps(e.g.pair(id.Grantor, id.Holder), end.Time.Add(-w), end.Time) {
 				return fmt.Errorf("lease %s (%s, %s): %s side expired at %v though its devices stayed in range since %v (its lease period %v plus margin %v): a false expiry",
-					id, x.lease(id).grant.V.Object, x.lease(id).grant.V.Pattern, side, end.Time, end.Time.Add(-w), period, m)
+					id, l.grant.V.Object, l.grant.V.Pattern, side, end.Time, end.Time.Add(-w), period, m)
 			}
 		}
 	}
@@ -628,7 +629,7 @@ func (e *env) reclamation(r *checker.Run) error {
 		for _, a := range d.RT.PendingLeases() {
 			busy[a] = true
 		}
-		for _, id := range x.leases {
+		for id := range x.eachLease {
 			if busy[id] {
 				continue
 			}
@@ -665,17 +666,17 @@ func (e *env) singleCall(r *checker.Run) error {
 	defer func() {
 		r.Note(fmt.Sprintf("%d single-call leases checked, %d received a second message", checked, second))
 	}()
-	for _, id := range x.leases {
-		if x.lease(id).grant.V.Pattern != "single-call" {
+	for id, l := range x.eachLease {
+		if l.grant.V.Pattern != "single-call" {
 			continue
 		}
 		checked++
-		if len(x.lease(id).recvs)+len(x.lease(id).drops) > 1 { // received (processed or not) or dropped at the grantor
+		if len(l.recvs)+len(l.drops) > 1 { // received (processed or not) or dropped at the grantor
 			second++
 		}
-		if fs := x.lease(id).forwards; len(fs) > 1 {
+		if fs := l.forwards; len(fs) > 1 {
 			return fmt.Errorf("single-call lease %s (%s) processed %d messages (%s#%d at %v, then %s#%d at %v)",
-				id, x.lease(id).grant.V.Object, len(fs), fs[0].V.Method, fs[0].V.Seq, fs[0].Time, fs[1].V.Method, fs[1].V.Seq, fs[1].Time)
+				id, l.grant.V.Object, len(fs), fs[0].V.Method, fs[0].V.Seq, fs[0].Time, fs[1].V.Method, fs[1].V.Seq, fs[1].Time)
 		}
 	}
 	return nil
@@ -703,7 +704,7 @@ func (e *env) futures(r *checker.Run) error {
 
 // future judges one called future (LS-4).
 func (e *env) future(r *checker.Run, f *futObs) error {
-	k, c := f.key, obsOf[ls.ObsFuture]{f.call, f.call.Value.(ls.ObsFuture)}
+	k, c := f.key, obsOf[ls.ObsFuture]{f.call, f.call.Value.(*ls.ObsFuture)}
 	due := c.V.At.Add(c.V.Due)
 	switch {
 	case f.done > 1:
@@ -715,7 +716,7 @@ func (e *env) future(r *checker.Run, f *futObs) error {
 		}
 		return nil
 	}
-	switch d := f.first.Value.(ls.ObsFuture); {
+	switch d := f.first.Value.(*ls.ObsFuture); {
 	case d.Ok && d.At >= due:
 		return fmt.Errorf("future %d (%s) resolved at local %v, at or after its due time %v", k.ID, c.V.Tag, d.At, due)
 	case !d.Ok && d.Err == "timeout" && d.At < due:

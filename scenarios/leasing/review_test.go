@@ -91,10 +91,10 @@ func TestLeaseOpsDeliveryAfterRevoke(t *testing.T) {
 	at := func(n int64) sim.Time { return sim.Time(n * int64(time.Millisecond)) }
 	mk := func(live bool) *checker.Run {
 		return history(
-			hobs{0, 0, ls.KindGrant, ls.ObsGrant{Lease: id, Object: "o", Pattern: "basic", Term: time.Second, At: 0, Deadline: at(1000)}},
-			hobs{10, 1, ls.KindSend, ls.ObsSend{Ref: id, Seq: 1, Op: ls.OpApp, Method: "m", At: at(10)}},
-			hobs{12, 0, ls.KindEnd, ls.ObsEnd{Lease: id, Side: ls.Server, How: ls.Revoked, Cause: "explicit", At: at(12), Deadline: at(1000)}},
-			hobs{15, 0, ls.KindRecv, ls.ObsRecv{Ref: id, Seq: 1, Op: ls.OpApp, Method: "m", Live: live, At: at(15), Deadline: at(1000)}},
+			hobs{0, 0, ls.KindGrant, &ls.ObsGrant{Lease: id, Object: "o", Pattern: "basic", Term: time.Second, At: 0, Deadline: at(1000)}},
+			hobs{10, 1, ls.KindSend, &ls.ObsSend{Ref: id, Seq: 1, Op: ls.OpApp, Method: "m", At: at(10)}},
+			hobs{12, 0, ls.KindEnd, &ls.ObsEnd{Lease: id, Side: ls.Server, How: ls.Revoked, Cause: "explicit", At: at(12), Deadline: at(1000)}},
+			hobs{15, 0, ls.KindRecv, &ls.ObsRecv{Ref: id, Seq: 1, Op: ls.OpApp, Method: "m", Live: live, At: at(15), Deadline: at(1000)}},
 		)
 	}
 	if got := lin(leaseOps(buildIndex(mk(true)))...); got != porcupine.Illegal {

@@ -263,7 +263,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 						r.Final[pr[0]].Name, r.Final[pr[1]].Name, len(pc.Libraries[pr[0]]), n, ok, m)
 				}
 			}
-			for _, id := range x.leases {
+			for id := range x.eachLease {
 				for _, side := range []ls.Side{ls.Server, ls.Client} {
 					if en, ok := x.firstEnd(id, side); ok && en.V.How == ls.Expired {
 						return fmt.Errorf("lease %s (%s) expired at its %s side at %v although every disconnection was transient", id, x.lease(id).grant.V.Object, side, en.Time)
@@ -285,7 +285,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 				}
 			}
 			for _, o := range r.History().Kind(ls.KindForward) {
-				f := o.Value.(ls.ObsForward)
+				f := o.Value.(*ls.ObsForward)
 				if f.Method == "endExchange" {
 					done[f.Ref] = true
 				}
@@ -351,7 +351,7 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 		case ls.KindGrant:
 			m.Leases++
 		case ls.KindEnd:
-			if o.Value.(ls.ObsEnd).How == ls.Expired {
+			if o.Value.(*ls.ObsEnd).How == ls.Expired {
 				m.Expired++
 			} else {
 				m.Revoked++
