@@ -233,13 +233,13 @@ func (e *env) instances(r *checker.Run) []scenarios.Item {
 // reads that from the backups); the callees' duplicate tables saw each task's calls
 // once.
 //
-// That at-most-once check sees a task only if its run is its hop's "ran" step: §4.4
-// makes a transition "an application of [the passive replication] model", the
-// successor "processes the transition locally", and doc.go records each hop's status
-// (queued, ran, handed over) by requests the primary makes to itself, replicated by
-// update/done like a client's. So a task's run is observed in the step in which its
-// primary executes the hop's ran request (R:instance#hop), right after that execution,
-// and every ran request executed is a task's run.
+// RP-4 (§4.4 step 2): that at-most-once check sees a task only if its run is its
+// hop's "ran" step. §4.4 makes a transition "an application of [the passive
+// replication] model", the successor "processes the transition locally", and doc.go
+// records each hop's status (queued, ran, handed over) by requests the primary makes
+// to itself, replicated by update/done like a client's. So a task's run is observed in
+// the step in which its primary executes the hop's ran request (R:instance#hop), right
+// after that execution, and every ran request executed is a task's run.
 func (e *env) tasksOnce(r *checker.Run) error {
 	last := len(e.d.flow.Route) - 1
 	ran := map[string]map[int]int{}
