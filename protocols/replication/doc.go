@@ -13,6 +13,10 @@
 //	RP-2 backup first, ping loop (§5.2.2)                          replica.go (Handle, tick)
 //	RP-2 handle_primary_failure, minimum ID (§5.2.3)               replica.go (lookup, decide, claimed)
 //	RP-2 verify_primary every 5 periods (§5.2.4)                   replica.go (tick, decide)
+//	RP-2 a lookup at least every 5 periods; a polling primary      replica.go (tick, lookup: "rp/lookup");
+//	     every period (§5.2.2)                                      scenarios/replication props.go (lookupCadence)
+//	RP-4 a task runs in its hop's ran step (§4.4 step 2)           workflow.go (task); scenarios/replication
+//	                                                               flow.go (tasksOnce)
 //	RP-2 duplicate check, stored response re-sent                  replica.go (request, next)
 //	RP-2 update before / done after each call (§5.1.4)             replica.go (next, applyDone, become)
 //	RP-3 active replication: multicast, first reply                caller.go (Call.Found), client.go

@@ -49,6 +49,7 @@ const (
 	ObsCall     = "rp/call"     // ClientOp: a client called
 	ObsReturn   = "rp/return"   // ClientOp: it returned
 	ObsFailover = "rp/failover" // Failover: a replica handled a primary failure (§5.2.3)
+	ObsLookup   = "rp/lookup"   // Looked: a passive replica looked its group up in every registry
 )
 
 // Role is observed when a replica's role changes.
@@ -82,6 +83,14 @@ type ClientOp struct {
 type Failover struct {
 	Primary sim.NodeID
 	Self    bool
+}
+
+// Looked is observed when a passive replica looks its group up in the registries: the
+// ping thread's verify_primary or handle_primary_failure (§5.2.2-5.2.4), or a claim's
+// refresh; Purpose says which ("verify", "failure" or "claim").
+type Looked struct {
+	Group   string
+	Purpose string
 }
 
 // state is a replica's state; Store, Dup and Applied are also in stable storage.
@@ -255,6 +264,7 @@ func (r *Replica) tick() {
 func (r *Replica) lookup(purpose string) {
 	r.S.LookupSeq++
 	r.S.Purpose, r.S.Answers, r.S.Found = purpose, 0, nil
+	r.out.Observe(ObsLookup, Looked{Group: r.O.Group, Purpose: purpose})
 	for _, g := range r.O.Registries {
 		r.out.Send(g, Lookup{Group: r.O.Group, Seq: r.S.LookupSeq})
 	}

@@ -232,11 +232,34 @@ func (e *env) instances(r *checker.Run) []scenarios.Item {
 // ran again only where its earlier run was not yet replicated (the at-most-once check
 // reads that from the backups); the callees' duplicate tables saw each task's calls
 // once.
+//
+// RP-4 (§4.4 step 2): that at-most-once check sees a task only if its run is its
+// hop's "ran" step. §4.4 makes a transition "an application of [the passive
+// replication] model", the successor "processes the transition locally", and doc.go
+// records each hop's status (queued, ran, handed over) by requests the primary makes
+// to itself, replicated by update/done like a client's. So a task's run is observed in
+// the step in which its primary executes the hop's ran request (R:instance#hop), right
+// after that execution, and every ran request executed is a task's run.
 func (e *env) tasksOnce(r *checker.Run) error {
 	last := len(e.d.flow.Route) - 1
 	ran := map[string]map[int]int{}
-	for _, o := range r.History() {
+	h := r.History()
+	steps := 0
+	for i, o := range h {
+		if v, ok := o.Value.(rp.Exec); ok && o.Kind == rp.ObsExec && strings.HasPrefix(v.ID, rp.PrefixRan) {
+			if i+1 >= len(h) || h[i+1].Kind != rp.ObsTask || h[i+1].Node != o.Node || h[i+1].Time != o.Time {
+				return fmt.Errorf("%s executed the ran step %s at %v without running its task", r.Final[o.Node].Name, v.ID, o.Time)
+			}
+		}
 		if v, ok := o.Value.(rp.Task); ok && o.Kind == rp.ObsTask {
+			steps++
+			var x rp.Exec
+			if i > 0 {
+				x, _ = h[i-1].Value.(rp.Exec)
+			}
+			if i == 0 || h[i-1].Kind != rp.ObsExec || h[i-1].Node != o.Node || h[i-1].Time != o.Time || x.ID != rp.PrefixRan+rp.InstKey(v.Inst, v.Hop) {
+				return fmt.Errorf("%s ran task %s of %s at hop %d at %v outside the hop's ran step (%s)", r.Final[o.Node].Name, v.Name, v.Inst, v.Hop, o.Time, rp.PrefixRan+rp.InstKey(v.Inst, v.Hop))
+			}
 			if ran[v.Inst] == nil {
 				ran[v.Inst] = map[int]int{}
 			}
@@ -257,7 +280,7 @@ func (e *env) tasksOnce(r *checker.Run) error {
 			again += h[hop] - 1
 		}
 	}
-	r.Note(fmt.Sprintf("%d completed instances checked, %d task runs repeated before they were replicated", n, again))
+	r.Note(fmt.Sprintf("%d completed instances checked, %d task runs each in its ran step, %d repeated before they were replicated", n, steps, again))
 	return nil
 }
 
