@@ -36,23 +36,37 @@ type actorSys struct {
 
 	// memo is the handler-call memo (Actors.Memoize; nil without it).
 	memo *memoTable
-
-	// free holds successors the search discarded (Spec.recycle), for derive to reuse.
-	free sync.Pool
 }
 
-// derive derives a successor of s, into a discarded state when there is one.
-func (x *actorSys) derive(s *State) *State {
-	if v := x.free.Get(); v != nil {
-		return s.deriveInto(v.(*State))
+// freeList holds successors a search worker discarded (Spec.worker), for derive to
+// reuse: one per worker, so no state crosses between workers.
+type freeList []*State
+
+// freeMax bounds a free list (a batch of duplicates is reused by the next batch).
+const freeMax = 1 << 13
+
+// derive derives a successor of s, into a discarded state from fl when there is one.
+func (x *actorSys) derive(s *State, fl *freeList) *State {
+	if fl != nil && len(*fl) > 0 {
+		t := (*fl)[len(*fl)-1]
+		*fl = (*fl)[:len(*fl)-1]
+		return s.deriveInto(t)
 	}
 	return s.derive()
 }
 
-// recycle takes back a successor the search has discarded (a duplicate, a self-loop):
-// nothing refers to it any more (states derived from it are only ever derived from
-// states the search keeps).
-func (x *actorSys) recycle(t *State) {
+// worker returns a search worker's own successor function and the function that
+// takes back the successors it discards (a duplicate, a self-loop): nothing refers to
+// them any more (states are only ever derived from states the search keeps).
+func (x *actorSys) worker() (func(*State, func(Action, *State)), func(*State)) {
+	fl := &freeList{}
+	next := func(s *State, emit func(Action, *State)) { x.nextFrom(s, emit, fl) }
+	recycle := func(t *State) { fl.give(t) }
+	return next, recycle
+}
+
+// give takes back a discarded successor t.
+func (fl *freeList) give(t *State) {
 	if recyclePoison {
 		nodes := t.nodes
 		clear(nodes) // its own (derive copies them); kept for deriveInto to reuse
@@ -61,10 +75,12 @@ func (x *actorSys) recycle(t *State) {
 		}
 		*t = State{nodes: nodes}
 	}
-	x.free.Put(t)
+	if len(*fl) < freeMax {
+		*fl = append(*fl, t)
+	}
 }
 
-// recyclePoison makes recycle wipe the state it takes back (tests: a search that still
+// recyclePoison makes give wipe the state it takes back (tests: a search that still
 // used it would go wrong).
 var recyclePoison bool
 
@@ -163,7 +179,7 @@ func (a *Actors) compile() (runner, error) {
 		Boundary:    a.Boundary,
 		Fairness:    x.fairness,
 		record:      x,
-		recycle:     x.recycle,
+		worker:      x.worker,
 	}
 	if x.memo != nil {
 		sp.failed = x.memo.failed
@@ -283,20 +299,23 @@ func (x *actorSys) initRecords(*State) []sim.TraceRecord {
 
 func (x *actorSys) stepRecord(s *State, a Action, _ *State) sim.TraceRecord {
 	var r sim.TraceRecord
-	x.apply(s, a, &r)
+	x.apply(s, a, &r, nil)
 	return r
 }
 
 // next enumerates the enabled actions of s in a fixed order: deliveries (links in
 // (from, to) order, with drop and duplicate variants), injections, timers, crashes,
 // restarts, cuts and restores, clock actions.
-func (x *actorSys) next(s *State, emit func(Action, *State)) {
+func (x *actorSys) next(s *State, emit func(Action, *State)) { x.nextFrom(s, emit, nil) }
+
+// nextFrom is next, deriving the successors into fl's discarded states (nil: none).
+func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 	if s.panic != nil {
 		return
 	}
 	a := x.a
 	nw := a.Network
-	try := func(ac Action) { emit(ac, x.apply(s, ac, nil)) }
+	try := func(ac Action) { emit(ac, x.apply(s, ac, nil, fl)) }
 	for li, l := range s.links {
 		cut := s.Cut(l.from, l.to)
 		last := len(l.msgs)
@@ -314,10 +333,10 @@ func (x *actorSys) next(s *State, emit func(Action, *State)) {
 			if nw.Guarded {
 				// A delivery that changes nothing and sends nothing is not a transition:
 				// the message stays in flight for later (Stateright's rule).
-				if t := x.apply(s, act(aDeliver, li, j), nil); !t.inert {
+				if t := x.apply(s, act(aDeliver, li, j), nil, fl); !t.inert {
 					emit(act(aDeliver, li, j), t)
-				} else {
-					x.recycle(t)
+				} else if fl != nil {
+					fl.give(t) // never emitted
 				}
 			} else {
 				try(act(aDeliver, li, j))
@@ -444,10 +463,10 @@ func (x *actorSys) drift(n int) int32 {
 	return int32(x.a.Time.Drift[n])
 }
 
-// apply performs action ac from s and returns the successor; rec, when set, receives
-// the action's trace record.
-func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord) *State {
-	t := x.derive(s)
+// apply performs action ac from s and returns the successor, derived into a state from
+// fl when it has one; rec, when set, receives the action's trace record.
+func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord, fl *freeList) *State {
+	t := x.derive(s, fl)
 	kind, p1, p2 := unact(ac)
 	rnd := sim.Mix64(s.fp ^ sim.Mix64(uint64(ac)+0x2545f4914f6cdd1d))
 	msgRec := func(ev string, l *link, e envelope, why string) {

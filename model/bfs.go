@@ -123,6 +123,8 @@ type bfsWorker[S any] struct {
 	_       [64]byte // keep workers' hot fields on separate cache lines
 	r       *bfsRun[S]
 	id      int
+	next    func(S, func(Action, S)) // Spec.Next, or the worker's own (Spec.worker)
+	recycle func(S)                  // nil without Spec.worker
 	log     plog
 	succ    []succ[S]
 	out     []*chunk[S]
@@ -160,11 +162,14 @@ func (c *checker[S]) bfs(o Options, start time.Time) (*Result, error) {
 		r.block = allowBlock
 	}
 	for i := 0; i < o.Workers; i++ {
-		w := &bfsWorker[S]{r: r, id: i}
+		w := &bfsWorker[S]{r: r, id: i, next: c.sp.Next}
+		if c.sp.worker != nil {
+			w.next, w.recycle = c.sp.worker()
+		}
 		if c.evMask == 0 {
 			// Fast path: fingerprint at once and skip self-loops (the successor is
 			// the state being expanded, certainly seen).
-			fpf, rc := c.sp.Fingerprint, c.sp.recycle
+			fpf, rc := c.sp.Fingerprint, w.recycle
 			w.emit = func(a Action, t S) {
 				w.k++
 				fp := fpf(t)
@@ -347,7 +352,7 @@ func (w *bfsWorker[S]) run() {
 func (w *bfsWorker[S]) expand(ch *chunk[S]) {
 	r := w.r
 	c := r.c
-	next := c.sp.Next
+	next := w.next
 	for j := 0; j < len(ch.states); {
 		w.succ = w.succ[:0]
 		for j < len(ch.states) && len(w.succ) < batchSuccs {
@@ -431,7 +436,7 @@ func (w *bfsWorker[S]) insertBatch() {
 		sink ^= r.tab.touch(w.succ[i].fp)
 	}
 	w.sink ^= sink
-	rc := c.sp.recycle
+	rc := w.recycle
 	for i := range w.succ {
 		x := &w.succ[i]
 		if !r.tab.insert(x.fp) {

@@ -90,6 +90,10 @@ func (c *checker[S]) dfs(o Options, start time.Time) (*Result, error) {
 	var st Stats
 	pr := &progress{o: o, start: start, last: start}
 	var stack []dfsFrame[S]
+	next, recycle := c.sp.Next, func(S) {}
+	if c.sp.worker != nil {
+		next, recycle = c.sp.worker()
+	}
 	initIdx := 0
 	pathNow := func(extra int32, withExtra bool) *path {
 		p := &path{init: initIdx}
@@ -158,7 +162,7 @@ search:
 				}
 				peb := top.e.ebits
 				k := int32(0)
-				c.sp.Next(top.e.s, func(a Action, t S) {
+				next(top.e.s, func(a Action, t S) {
 					top.succ = append(top.succ, succ[S]{s: t, idx: k, ebits: peb})
 					k++
 				})
@@ -196,9 +200,7 @@ search:
 				break search
 			}
 			if !isNew {
-				if c.sp.recycle != nil {
-					c.sp.recycle(x.s) // a leaf: nothing was derived from it
-				}
+				recycle(x.s) // a leaf: nothing was derived from it
 				continue
 			}
 			st.Distinct++

@@ -38,7 +38,7 @@ func TestMemoChangesNothing(t *testing.T) {
 }
 
 // BFS and DFS hand the successors they discard back to the actor system, which builds later
-// successors in their memory (Spec.recycle). Nothing may still refer to a state taken
+// successors in their memory (Spec.worker). Nothing may still refer to a state taken
 // back: with recyclePoison every state is wiped as it is taken back, and every search
 // must end as before, memoized or not, on one and two workers and depth-first.
 func TestRecycledStatesUnused(t *testing.T) {

@@ -74,10 +74,11 @@ type Spec[S any] struct {
 	// failed, when set, is asked after a search: a non-nil error replaces the result
 	// (actor systems: a Memoize declaration the search refuted).
 	failed func() error
-	// recycle, when set (actor systems), takes back a successor the search discarded
-	// without keeping a reference to it (a state already seen, a self-loop), so
-	// that Next may build another successor in its memory.
-	recycle func(S)
+	// worker, when set (actor systems), gives a search worker its own Next and a
+	// function that takes back a successor the worker discarded without keeping a
+	// reference to it (a state already seen, a self-loop), so that the worker's Next
+	// may build another successor in its memory.
+	worker func() (next func(S, func(Action, S)), recycle func(S))
 }
 
 // recorder renders the trace of a path for systems with richer traces than a plain
