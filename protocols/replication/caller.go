@@ -43,6 +43,7 @@ func (c *Call) Start(out *sim.Outbox, registries, known []sim.NodeID) {
 
 // Lookup asks every registry for the group again (after a timeout, or a NotPrimary).
 func (c *Call) Lookup(out *sim.Outbox, registries []sim.NodeID) {
+	out.Observe(ObsRelook, CallEvent{Group: c.Group, Active: c.Active, ID: c.Req.ID})
 	c.Lk++
 	c.Sent = nil
 	for _, g := range registries {
@@ -96,6 +97,9 @@ func (c *Call) Answered(out *sim.Outbox, registries []sim.NodeID, m Response) bo
 		return false
 	}
 	if m.NotPrimary {
+		out.Observe(ObsRefused, CallEvent{Group: c.Group, Active: c.Active, ID: c.Req.ID})
+		// RP-2, §5.3.3: a failed invocation calls handle_failure, which looks the
+		// group up again, and invokes again (once: see Relooked).
 		if !c.Active && !c.Relooked {
 			c.Relooked = true
 			c.Lookup(out, registries)

@@ -29,6 +29,9 @@
 //	RP-5 SimpleFlow's route, tasks calling other components        workflow.go (Flow, Hop); scenarios/replication
 //	front end: locator, request, re-send with the same ID          caller.go, client.go
 //	RP-2 locator: the primary any of its lookups names (§5.3.3)   caller.go (Call.Found)
+//	RP-2 a call refused by a non-primary looks again (§5.3.3)     caller.go (Call.Answered: "rp/refused",
+//	                                                               "rp/relook"); scenarios/replication props.go
+//	                                                               (refusedLooksAgain)
 //
 // # Choices where the thesis is silent
 //

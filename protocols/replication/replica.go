@@ -50,6 +50,8 @@ const (
 	ObsReturn   = "rp/return"   // ClientOp: it returned
 	ObsFailover = "rp/failover" // Failover: a replica handled a primary failure (§5.2.3)
 	ObsLookup   = "rp/lookup"   // Looked: a passive replica looked its group up in every registry
+	ObsRefused  = "rp/refused"  // CallEvent: a call's request was answered "not primary"
+	ObsRelook   = "rp/relook"   // CallEvent: a call looked its group up in every registry
 )
 
 // Role is observed when a replica's role changes.
@@ -91,6 +93,14 @@ type Failover struct {
 type Looked struct {
 	Group   string
 	Purpose string
+}
+
+// CallEvent is a step of a call's replica locator (caller.go): the called group,
+// whether it is active, and the request's ID.
+type CallEvent struct {
+	Group  string
+	Active bool
+	ID     string
 }
 
 // state is a replica's state; Store, Dup and Applied are also in stable storage.

@@ -135,3 +135,37 @@ func TestTaskObservedInItsRanStep(t *testing.T) {
 		t.Fatalf("a ran step without its task: %v", err)
 	}
 }
+
+// RP-2 §5.3.3 (handle_failure looks the group up again, then invokes again): the
+// property passes on a run in which a passive call is refused by a replica that is not
+// the primary, and fails on the same run with the call's lookup after the refusal
+// taken out (the seed-5 mutant's behaviour: the call waits for its re-send timer).
+func TestRefusedCallLooksAgain(t *testing.T) {
+	const prop = "RP-2 a call refused by a non-primary looks again"
+	check, rep := recheck(t, "replication/drift-pause", 25, nil, prop)
+	if err := check(keep); err != nil {
+		t.Fatalf("the protocol's own run: %v", err)
+	}
+	refused := 0
+	for _, o := range rep.Result.History {
+		if v, ok := o.Value.(rp.CallEvent); ok && o.Kind == rp.ObsRefused && !v.Active {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no passive call refused in the run: the property checks nothing here")
+	}
+	err := check(func(h []sim.Observation) []sim.Observation {
+		var out []sim.Observation
+		for i, o := range h {
+			if o.Kind == rp.ObsRelook && i > 0 && h[i-1].Kind == rp.ObsRefused && h[i-1].Node == o.Node {
+				continue // the lookup the refusal made
+			}
+			out = append(out, o)
+		}
+		return out
+	})
+	if err == nil || !strings.Contains(err.Error(), "did not look the group up again") {
+		t.Fatalf("a refused call that did not look again: %v", err)
+	}
+}

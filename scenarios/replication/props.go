@@ -51,6 +51,7 @@ func (e *env) setup(bound time.Duration, until sim.Time) *scenarios.Setup {
 		checker.Property{Name: "RP-P2 single primary", Class: checker.Safety, NeedsCompleteRun: true, Check: e.singlePrimary},
 		checker.Property{Name: "RP-2 no primary elected without a registry", Class: checker.Safety, Check: e.electedWithRegistry},
 		checker.Property{Name: "RP-2 a replica verifies every 5 periods", Class: checker.Safety, NeedsCompleteRun: true, Check: e.lookupCadence},
+		checker.Property{Name: "RP-2 a call refused by a non-primary looks again", Class: checker.Safety, Check: refusedLooksAgain},
 		checker.LinearizableKeyed("RP-P3 linearizable", func(string) porcupineModel { return registerModel() }, e.ops, 0),
 		checker.Property{Name: "RP-P4 no acknowledged request lost", Class: checker.Safety, NeedsCompleteRun: true, Check: e.noLostAck},
 		checker.Property{Name: "RP-P4 backups equal the primary", Class: checker.Safety, NeedsCompleteRun: true, Check: e.backupsEqual},
@@ -789,5 +790,51 @@ func (e *env) lookupCadence(r *checker.Run) error {
 		return fail
 	}
 	r.Note(fmt.Sprintf("%d gaps between lookups checked over %d replicas (longest %v; bound 5 periods, a period for a polling primary), %d replicas exempt (clock skewed or paused)", gaps, len(members), worst, skewed))
+	return nil
+}
+
+// refusedLooksAgain checks RP-2, §5.3.3 (the replica locator): an invocation that fails
+// calls handle_failure, which looks the group up in the registries again, and then
+// invokes again. A passive call whose request a replica answers "not primary" (it
+// was listed, but is not or no longer the primary) looks its group up in the same
+// step, the first time; a second refusal of the same call waits for its re-send
+// timer (caller.go, Relooked: a primary just stepping down stays listed for a while),
+// so only first refusals are checked. Active calls multicast and take the first
+// reply: a refusal is not a failure there.
+func refusedLooksAgain(r *checker.Run) error {
+	type key struct {
+		node sim.NodeID
+		id   string
+	}
+	seen := map[key]bool{}
+	h := r.History()
+	checked, later := 0, 0
+	for i, o := range h {
+		v, ok := o.Value.(rp.CallEvent)
+		if !ok || o.Kind != rp.ObsRefused || v.Active {
+			continue
+		}
+		k := key{o.Node, v.ID}
+		if seen[k] {
+			later++
+			continue
+		}
+		seen[k] = true
+		checked++
+		looked := false
+		for _, p := range h[i+1:] {
+			if p.Time != o.Time {
+				break
+			}
+			if w, ok := p.Value.(rp.CallEvent); ok && p.Node == o.Node && p.Kind == rp.ObsRelook && w.ID == v.ID {
+				looked = true
+				break
+			}
+		}
+		if !looked {
+			return fmt.Errorf("%s's call %s to group %s was answered \"not primary\" at %v and did not look the group up again", r.Final[o.Node].Name, v.ID, v.Group, o.Time)
+		}
+	}
+	r.Note(fmt.Sprintf("%d first refusals of a call checked (%d later ones wait for the re-send)", checked, later))
 	return nil
 }
