@@ -697,9 +697,8 @@ func (e *env) lookupCadence(r *checker.Run) error {
 		}
 	}
 	type node struct {
-		last, since   sim.Time // last lookup (-1: none yet), last role change
-		up, primary   bool
-		checked, gaps int
+		last, since sim.Time // last lookup (-1: none yet), last role change
+		up, primary bool
 	}
 	ns := map[sim.NodeID]*node{}
 	var members []sim.NodeID
