@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -135,6 +136,8 @@ var memoMax int64 = 1 << 20 // a variable for tests
 func newMemoTable() *memoTable {
 	m := &memoTable{}
 	for i := range m.shards {
+		empty := map[memoKey]*memoEntry{}
+		m.shards[i].ro.Store(&empty)
 		m.shards[i].dirty = map[memoKey]*memoEntry{}
 	}
 	return m
@@ -144,10 +147,8 @@ func (m *memoTable) shard(k memoKey) *memoShard { return &m.shards[(k.slot^k.in)
 
 func (m *memoTable) get(k memoKey) *memoEntry {
 	s := m.shard(k)
-	if ro := s.ro.Load(); ro != nil {
-		if e, ok := (*ro)[k]; ok {
-			return e
-		}
+	if e, ok := (*s.ro.Load())[k]; ok {
+		return e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,10 +156,7 @@ func (m *memoTable) get(k memoKey) *memoEntry {
 		return e
 	}
 	// A put may have published the key between the look at ro above and the lock.
-	if ro := s.ro.Load(); ro != nil {
-		return (*ro)[k]
-	}
-	return nil
+	return (*s.ro.Load())[k]
 }
 
 // full reports whether the memo holds memoMax entries.
@@ -167,36 +165,28 @@ func (m *memoTable) full() bool { return m.n.Load() >= memoMax }
 func (m *memoTable) put(k memoKey, e *memoEntry) {
 	s := m.shard(k)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	ro := s.ro.Load()
-	if ro != nil {
-		if _, ok := (*ro)[k]; ok {
-			return // another worker kept the same call first
-		}
+	if _, ok := (*s.ro.Load())[k]; ok {
+		s.mu.Unlock()
+		return // another worker kept the same call first
 	}
 	filled := false
 	if _, ok := s.dirty[k]; !ok {
 		filled = m.n.Add(1) == memoMax
 	}
 	s.dirty[k] = e
-	nro := 0
-	if ro != nil {
-		nro = len(*ro)
-	}
-	if len(s.dirty) >= max(8, nro/2) {
+	if len(s.dirty) >= max(8, len(*s.ro.Load())/2) {
 		s.publish()
 	}
+	s.mu.Unlock()
 	if filled {
 		// No more puts: publish every shard's waiting entries, so that no hit on
 		// them takes a lock for the rest of the search.
-		s.mu.Unlock()
 		for i := range m.shards {
 			o := &m.shards[i]
 			o.mu.Lock()
 			o.publish()
 			o.mu.Unlock()
 		}
-		s.mu.Lock() // for the deferred unlock
 	}
 }
 
@@ -205,20 +195,10 @@ func (s *memoShard) publish() {
 	if len(s.dirty) == 0 {
 		return
 	}
-	ro := s.ro.Load()
-	nro := 0
-	if ro != nil {
-		nro = len(*ro)
-	}
-	pub := make(map[memoKey]*memoEntry, nro+len(s.dirty))
-	if ro != nil {
-		for key, v := range *ro {
-			pub[key] = v
-		}
-	}
-	for key, v := range s.dirty {
-		pub[key] = v
-	}
+	ro := *s.ro.Load()
+	pub := make(map[memoKey]*memoEntry, len(ro)+len(s.dirty))
+	maps.Copy(pub, ro)
+	maps.Copy(pub, s.dirty)
 	s.ro.Store(&pub)
 	s.dirty = map[memoKey]*memoEntry{}
 }

@@ -121,12 +121,8 @@ func relay(n *scripted, in sim.Input, out *sim.Outbox) {
 // declaration) and never again, so fewer times than without the memo.
 func TestMemoSkipsRepeatedCalls(t *testing.T) {
 	calls := 0
-	counting := func(n *scripted, in sim.Input, out *sim.Outbox) {
-		calls++
-		receiver(n, in, out)
-	}
-	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", counting), node("c", receiver)},
-		Inject: goInput(), Network: Network{Unordered: true}, Crashes: Crashes{Budget: 1}, Memoize: true}
+	sys := countingSystem(&calls)
+	sys.Memoize = true
 	res, err := Check(sys, Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -243,12 +239,7 @@ func TestMemoTableFindsEveryEntry(t *testing.T) {
 // is called less often, and the results never change.
 func TestMemoBound(t *testing.T) {
 	calls := 0
-	counting := func(n *scripted, in sim.Input, out *sim.Outbox) {
-		calls++
-		receiver(n, in, out)
-	}
-	sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", counting), node("c", receiver)},
-		Inject: goInput(), Network: Network{Unordered: true}, Crashes: Crashes{Budget: 1}}
+	sys := countingSystem(&calls)
 	run := func(memo bool, bound int64) (string, int) {
 		t.Helper()
 		old := memoMax
@@ -273,4 +264,15 @@ func TestMemoBound(t *testing.T) {
 	if !(callsAll < calls4 && calls4 < plain+3*4) {
 		t.Errorf("handler calls: unbounded %d, bound 4 %d, plain %d", callsAll, calls4, plain)
 	}
+}
+
+// countingSystem is a sender, a receiver that counts its handler calls in *calls, and
+// a bystander, with unordered links and a crash.
+func countingSystem(calls *int) *Actors {
+	counting := func(n *scripted, in sim.Input, out *sim.Outbox) {
+		*calls++
+		receiver(n, in, out)
+	}
+	return &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", counting), node("c", receiver)},
+		Inject: goInput(), Network: Network{Unordered: true}, Crashes: Crashes{Budget: 1}}
 }

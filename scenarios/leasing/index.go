@@ -98,20 +98,15 @@ func (x *index) lease(id ls.RefID) *leaseObs {
 
 // eachLease yields every granted lease in order with its observations (lease's
 // answer for it: a call of lease(id) in the loop's body is answered from its cache).
-func (x *index) eachLease(yield func(ls.RefID, *leaseObs) bool) {
-	for i, id := range x.leases {
-		l := x.obs.at(x.leaseAt[i])
-		x.lastID, x.last = id, l
-		if !yield(id, l) {
-			return
-		}
-	}
-}
+func (x *index) eachLease(yield func(ls.RefID, *leaseObs) bool) { x.each(x.leases, x.leaseAt, yield) }
 
 // eachRef is eachLease for every reference that carried a message.
-func (x *index) eachRef(yield func(ls.RefID, *leaseObs) bool) {
-	for i, id := range x.refs {
-		l := x.obs.at(x.refAt[i])
+func (x *index) eachRef(yield func(ls.RefID, *leaseObs) bool) { x.each(x.refs, x.refAt, yield) }
+
+// each yields ids[i] with the observations in slot at[i].
+func (x *index) each(ids []ls.RefID, at []int32, yield func(ls.RefID, *leaseObs) bool) {
+	for i, id := range ids {
+		l := x.obs.at(at[i])
 		x.lastID, x.last = id, l
 		if !yield(id, l) {
 			return
