@@ -112,7 +112,8 @@ func PORBound(a *Actors) (full, reduced int, err error) {
 		succ     []int32
 		own      []int8
 		sends    []uint64
-		cutOff   []int32 // states not expanded (Boundary, panic)
+		label    []uint16 // a delivery's link (1<<15 | from<<8 | to); 0: not a delivery
+		cutOff   []int32  // states not expanded (Boundary, panic)
 	)
 	var frontier []*State
 	for _, s := range c.sp.Init() {
@@ -140,12 +141,17 @@ func PORBound(a *Actors) (full, reduced int, err error) {
 			}
 			n := owner(s, ac)
 			m := sent(s, t, n)
-			switch kind, _, _ := unact(ac); kind {
+			lab := uint16(0)
+			switch kind, p1, _ := unact(ac); kind {
 			case aCrash:
 				m |= crashBit
 			case aRestart:
 				m |= restBit
+			case aDeliver:
+				l := s.links[p1]
+				lab = 1<<15 | uint16(l.from)<<8 | uint16(l.to)
 			}
+			label = append(label, lab)
 			if n < 0 {
 				m |= globBit
 			}
@@ -160,6 +166,9 @@ func PORBound(a *Actors) (full, reduced int, err error) {
 	}
 	first = append(first, int32(len(succ)))
 	full = len(nonEmpty)
+	if PORBoundCommute != nil {
+		*PORBoundCommute = commuting(first, succ, own, label, cutOff)
+	}
 
 	// fut[A][s]: what paths of other nodes' actions from s may do: the links they send
 	// on and the flags above (a least fixpoint, by passes in reverse discovery order
@@ -267,3 +276,42 @@ func PORBound(a *Actors) (full, reduced int, err error) {
 // PORBoundEnds, when set, receives the number of end states (no successor) of the full
 // graph and of them the number the reduced graph reaches.
 var PORBoundEnds *[2]int
+
+// PORBoundCommute, when set, receives from PORBound the number of pairs of deliveries
+// to one node, enabled together over two links, after both of which the search goes
+// on (neither leads to a state that is not expanded), and how many of them commute:
+// either order is possible and ends in the same state.
+var PORBoundCommute *[2]int
+
+func commuting(first, succ []int32, own []int8, label []uint16, cutOff []int32) [2]int {
+	after := func(i int32, lab uint16) int32 {
+		for e := first[i]; e < first[i+1]; e++ {
+			if label[e] == lab {
+				return succ[e]
+			}
+		}
+		return -1
+	}
+	expanded := func(i int32) bool {
+		_, cut := slices.BinarySearch(cutOff, i)
+		return !cut
+	}
+	var n [2]int
+	for i := 0; i+1 < len(first); i++ {
+		for e1 := first[i]; e1 < first[i+1]; e1++ {
+			if label[e1] == 0 || !expanded(succ[e1]) {
+				continue
+			}
+			for e2 := e1 + 1; e2 < first[i+1]; e2++ {
+				if label[e2] == 0 || own[e2] != own[e1] || label[e2] == label[e1] || !expanded(succ[e2]) {
+					continue
+				}
+				n[0]++
+				if j := after(succ[e1], label[e2]); j >= 0 && j == after(succ[e2], label[e1]) {
+					n[1]++
+				}
+			}
+		}
+	}
+	return n
+}
