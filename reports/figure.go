@@ -46,7 +46,8 @@ type Figure struct {
 	Curves []Curve `json:"curves,omitempty"`
 }
 
-// Curve is a reference curve y = F(x), drawn over the figure's x range.
+// Curve is a reference curve y = F(x), drawn over the figure's x range (a cross at
+// that x when every point has the same x).
 type Curve struct {
 	Name string                  `json:"name"`
 	F    func(x float64) float64 `json:"-"`
