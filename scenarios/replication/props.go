@@ -518,7 +518,8 @@ func (e *env) changes() []change {
 // holds the role within failoverBound of the last crash in its group. Judged when
 // nothing else happens meanwhile except more crashes of the group's replicas (each
 // extends the bound: a replica that crashes during the claim is waited for until the
-// registries drop it) and the crashed one's restart (a takeover by it counts too),
+// registries drop it; so is the crashed primary if it restarts, registers again and
+// crashes again) and the crashed one's restart (a takeover by it counts too),
 // with a registry and another replica of the group up throughout, and the run
 // lasting the bound; the rest are counted as exempt. (The scenarios refuse a ping
 // period under a round trip, for which the bound does not hold: checkPeriod.)
@@ -580,20 +581,23 @@ func (e *env) failover(r *checker.Run) error {
 		}
 		// The window: more crashes of the group's replicas extend it; anything else
 		// within it exempts the failover.
-		end, quiet := c.at.Add(bound), true
+		last, quiet := c.at, true // the group's last crash
 		for _, x := range faultsAt[k+1:] {
-			if x.at > end {
+			if x.at > last.Add(bound) {
 				break
 			}
-			if x.node == c.node {
+			if x.node == c.node && !x.crash {
 				continue // its own restart: a takeover by it counts as well
 			}
+			// A crash of the group's replicas, the crashed primary's own included:
+			// restarted, it registered again, and a claim waits for it too.
 			if !x.crash || e.d.group[x.node] != g {
 				quiet = false
 				break
 			}
-			end = x.at.Add(bound)
+			last = x.at
 		}
+		end := last.Add(bound)
 		down := downAt(end)
 		regsUp := slices.ContainsFunc(e.d.regs, func(n sim.NodeID) bool { return !down[n] })
 		other := slices.ContainsFunc(g.members, func(m sim.NodeID) bool { return m != c.node && !down[m] })
@@ -606,9 +610,9 @@ func (e *env) failover(r *checker.Run) error {
 		if i < 0 || roles[i].at > end {
 			return fmt.Errorf("%s: primary %s crashed at %v and no other replica took over by %v (%v after the group's last crash: a lease, 3 periods and round trips)", g.name, r.Final[c.node].Name, c.at, end, bound)
 		}
-		worst = max(worst, roles[i].at.Sub(c.at))
+		worst = max(worst, roles[i].at.Sub(last))
 	}
-	r.Note(fmt.Sprintf("%d failovers checked (longest %v; bound %v after the group's last crash), %d exempt (other faults meanwhile, every registry or every other replica down, another primary already, or the run ending)", checked, worst, bound, exempt))
+	r.Note(fmt.Sprintf("%d failovers checked (the longest %v after the group's last crash; bound %v), %d exempt (other faults meanwhile, every registry or every other replica down, another primary already, or the run ending)", checked, worst, bound, exempt))
 	return nil
 }
 
