@@ -47,7 +47,7 @@ type Figure struct {
 }
 
 // Curve is a reference curve y = F(x), drawn over the figure's x range (a cross at
-// that x when every point has the same x).
+// that x when every point has the same x: Figure.CurvesAsMarks).
 type Curve struct {
 	Name string                  `json:"name"`
 	F    func(x float64) float64 `json:"-"`
@@ -147,6 +147,33 @@ func (e errPoints) YError(i int) (float64, float64) {
 }
 
 // Plot builds the gonum plot of the figure from t.
+// CurvesAsMarks reports whether the figure draws its reference curves as crosses:
+// it has curves and every point of t has the same x (a curve over an empty range would
+// draw nothing). The report page then says so under the caption, which may call them
+// dashed.
+func (f *Figure) CurvesAsMarks(t *Table) bool {
+	if len(f.Curves) == 0 {
+		return false
+	}
+	data, err := f.Data(t)
+	if err != nil {
+		return false
+	}
+	lo, hi := xRange(data)
+	return lo == hi
+}
+
+// xRange returns the least and the greatest x of the data (+Inf, -Inf without points).
+func xRange(data []SeriesData) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range data {
+		for _, x := range s.X {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	}
+	return lo, hi
+}
+
 func (f *Figure) Plot(t *Table) (*plot.Plot, error) {
 	data, err := f.Data(t)
 	if err != nil {
@@ -164,12 +191,11 @@ func (f *Figure) Plot(t *Table) (*plot.Plot, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = legendCorner(data, f.LogX, f.LogY)
-	xmin, xmax := math.Inf(1), math.Inf(-1)
+	xmin, xmax := xRange(data)
 	for i, s := range data {
 		xys := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			xys[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
-			xmin, xmax = min(xmin, s.X[j]), max(xmax, s.X[j])
 		}
 		color := plotutil.Color(i)
 		sc, err := plotter.NewScatter(xys)
@@ -228,7 +254,7 @@ func (f *Figure) Plot(t *Table) (*plot.Plot, error) {
 		thumbs := []plot.Thumbnailer{fn}
 		if xmin == xmax {
 			// Every point has one x (a single agent count, say): a curve over an empty
-			// range draws nothing, so mark its value there instead.
+			// range draws nothing, so mark its value there instead (CurvesAsMarks).
 			mk, err := plotter.NewScatter(plotter.XYs{{X: xmin, Y: c.F(xmin)}})
 			if err != nil {
 				return nil, fmt.Errorf("reports: figure %s: curve %s: %w", f.Name, c.Name, err)

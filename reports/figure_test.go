@@ -151,6 +151,21 @@ func TestCurveAtASingleX(t *testing.T) {
 	if p.Y.Max < 60 {
 		t.Fatalf("y axis ends at %g: the curve's value 60 at x=3 is not drawn", p.Y.Max)
 	}
+	// The page says so under the caption (which may call the curves dashed).
+	page := func() string {
+		dir := t.TempDir()
+		if _, err := WriteExperiment(dir, Experiment{Name: "x/one", Seed: 1, Tables: []*Table{tb}}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if !tb.Figures[0].CurvesAsMarks(tb) || !strings.Contains(page(), marksNote) {
+		t.Fatal("one x: the curves are marks, and the page does not say so")
+	}
 	// Over a range, the curve is a line and adds no marker: the y axis is the data's.
 	tb.Add(4, 5.0)
 	if p, err = tb.Figures[0].Plot(tb); err != nil {
@@ -158,5 +173,8 @@ func TestCurveAtASingleX(t *testing.T) {
 	}
 	if p.Y.Max > 5 {
 		t.Fatalf("y axis ends at %g with two x values: a marker was added", p.Y.Max)
+	}
+	if tb.Figures[0].CurvesAsMarks(tb) || strings.Contains(page(), marksNote) {
+		t.Fatal("two x values: the page says the curves are marks")
 	}
 }

@@ -75,7 +75,11 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 				return nil, err
 			}
 			files = append(files, ps...)
-			v.Figures = append(v.Figures, figView{Name: f.Name, Title: f.Title, Caption: f.Caption, SVG: f.Name + ".svg", PNG: f.Name + ".png"})
+			caption := f.Caption
+			if f.CurvesAsMarks(t) {
+				caption += " " + marksNote
+			}
+			v.Figures = append(v.Figures, figView{Name: f.Name, Title: f.Title, Caption: caption, SVG: f.Name + ".svg", PNG: f.Name + ".png"})
 		}
 		views = append(views, v)
 	}
@@ -86,6 +90,10 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 	files = append(files, path)
 	return files, writeManifest(dir, files)
 }
+
+// marksNote follows the caption of a figure whose reference curves are drawn as crosses
+// (Figure.CurvesAsMarks).
+const marksNote = "(Every point has the same x: each reference curve is marked by a cross at it.)"
 
 // sortedParams lists a parameter map as (name, value) pairs in name order.
 func sortedParams(m map[string]string) [][2]string {

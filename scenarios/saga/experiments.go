@@ -185,10 +185,6 @@ func connectivityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 		return nil, p.Err()
 	}
 	per := float64(time.Second) / float64(beat)
-	formulas := "Dashed: the two formulas."
-	if len(counts) == 1 {
-		formulas = "Crosses: the two formulas at this agent count." // a curve over one x is a mark (reports.Curve)
-	}
 	t := reports.NewTable("Connectivity traffic vs agents", "exchange", "agents", "runs", "messages per second", "messages lo", "messages hi")
 	t.Notes = []string{fmt.Sprintf("Idle agents exchanging connectivity every %v for 5 s (no transactions, no faults); %s a point (the count is exact: the intervals collapse).", beat, seedsWord(seeds))}
 	t.Figures = []reports.Figure{{Name: "saga-connectivity", Title: "Connectivity messages per second vs agents", X: "agents", Y: "messages per second", Low: "messages lo", High: "messages hi",
@@ -197,7 +193,7 @@ func connectivityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			{Name: fmt.Sprintf("line: 2(n−1)·%.0f/s", per), F: func(n float64) float64 { return 2 * (n - 1) * per }},
 			{Name: fmt.Sprintf("all-to-all: n(n−1)·%.0f/s", per), F: func(n float64) float64 { return n * (n - 1) * per }},
 		},
-		Caption: "SG-4: along the line each agent talks to its two neighbours, so the traffic grows linearly with the agents, 2(n−1) messages a round; all-to-all heartbeats grow quadratically, n(n−1). " + formulas}}
+		Caption: "SG-4: along the line each agent talks to its two neighbours, so the traffic grows linearly with the agents, 2(n−1) messages a round; all-to-all heartbeats grow quadratically, n(n−1). Dashed: the two formulas."}}
 	done := 0
 	for _, ex := range []string{"line", "all"} {
 		for _, n := range counts {
