@@ -34,8 +34,9 @@ const (
 // "kind" are required of every entry and not listed). A field of another kind is an
 // error: it would otherwise be silently ignored.
 var fieldsOf = map[string][]string{
-	"crash":     {"node"},
-	"restart":   {"node"},
+	"crash":      {"node"},
+	"crash-send": {"node", "for"},
+	"restart":    {"node"},
 	"partition": {"groups"},
 	"cut":       {"from", "to"},
 	"restore":   {"from", "to"},

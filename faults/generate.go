@@ -23,6 +23,11 @@ type Params struct {
 	MaxDown int `json:"max_down"`
 	// Permanent nodes crash once and never restart.
 	Permanent int `json:"permanent,omitempty"`
+	// CrashSendFrac is the probability that a crash (transient or permanent) is a
+	// "crash-send": the node crashes part-way through the sends of its first call in
+	// the first half of its down interval. Drawn from a stream of its own, so turning
+	// it on changes the kind of some crashes and nothing else of the plan.
+	CrashSendFrac float64 `json:"crash_send_frac,omitempty"`
 
 	// Partitions is the number of partition windows (each ends with a heal); with
 	// probability CutFrac a window is a one-way cut instead of a partition.
@@ -88,6 +93,10 @@ func Swarm(seed uint64, limits Params) Params {
 		p.MeanSplit = limits.MeanSplit/4 + time.Duration(r.Int64Range(0, int64(limits.MeanSplit)))
 	}
 	p.CutFrac = limits.CutFrac * r.Float64()
+	if limits.CrashSendFrac > 0 {
+		// Its own stream: the draws above do not shift when it is turned on.
+		p.CrashSendFrac = limits.CrashSendFrac * sim.Stream(seed, "swarm-crash-send").Float64()
+	}
 	return p
 }
 
@@ -140,6 +149,15 @@ func Generate(seed uint64, names []string, p Params) (Plan, error) {
 	}
 	r := sim.Stream(seed, "faults")
 	span := int64(p.Horizon - p.Start)
+	// crashEvent is a crash of node n down over [at, end): a crash-send with
+	// probability CrashSendFrac (its own stream), its window the first half.
+	cs := sim.Stream(seed, "faults-crash-send")
+	crashEvent := func(n string, at, end time.Duration) Event {
+		if p.CrashSendFrac > 0 && cs.Bernoulli(p.CrashSendFrac) && end-at >= 2*time.Millisecond {
+			return Event{Kind: "crash-send", Node: n, For: Duration((end - at) / 2)}
+		}
+		return Event{Kind: "crash", Node: n}
+	}
 	var evs []timed
 	add := func(at time.Duration, e Event) {
 		e.At = Duration(at)
@@ -184,7 +202,7 @@ func Generate(seed uint64, names []string, p Params) (Plan, error) {
 		}
 		perm[n] = true
 		downs = append(downs, interval{n, at, p.Horizon + 1})
-		add(at, Event{Kind: "crash", Node: n})
+		add(at, crashEvent(n, at, p.Horizon+1))
 	}
 	for i := 0; i < p.Crashes && len(crashable) > 0; i++ {
 		n := crashable[r.IntN(len(crashable))]
@@ -197,7 +215,7 @@ func Generate(seed uint64, names []string, p Params) (Plan, error) {
 			continue
 		}
 		downs = append(downs, interval{n, at, end})
-		add(at, Event{Kind: "crash", Node: n})
+		add(at, crashEvent(n, at, end))
 		add(end, Event{Kind: "restart", Node: n})
 	}
 

@@ -13,8 +13,17 @@
 //	  {"at": "4s",   "kind": "heal"},
 //	  {"at": "5s",   "kind": "spike",     "from": "n0", "to": "*", "extra": "50ms", "for": "1s"},
 //	  {"at": "5s",   "kind": "skew",      "node": "n1", "step": "-20ms", "drift_ppm": 500},
-//	  {"at": "6s",   "kind": "burst",     "loss": 0.2, "dup": 0.1, "for": "500ms"}
+//	  {"at": "6s",   "kind": "burst",     "loss": 0.2, "dup": 0.1, "for": "500ms"},
+//	  {"at": "7s",   "kind": "crash-send", "node": "n0", "for": "200ms"},
+//	  {"at": "8s",   "kind": "restart",   "node": "n0"}
 //	]}
+//
+// "crash-send" crashes a node part-way through a handler call's sends: the node's
+// first call in [at, at+for) that sends anything has its stable writes applied, then a
+// seeded prefix of its sends (in a seeded order; possibly none, never all) leaves and
+// the node crashes — the primary that dies while it sends an update to its backups.
+// A node that sends nothing in the window crashes at its end. A restart of the node
+// must come after the window.
 //
 // Times are Go durations since the start of the run and must not decrease. A partition
 // puts the listed groups apart from each other and from every unlisted node (the
@@ -41,7 +50,10 @@ import (
 )
 
 // Kinds lists the fault kinds a plan may use.
-var Kinds = []string{"crash", "restart", "partition", "cut", "restore", "heal", "spike", "skew", "burst"}
+var Kinds = []string{"crash", "crash-send", "restart", "partition", "cut", "restore", "heal", "spike", "skew", "burst"}
+
+// IsCrash reports whether the event crashes a node ("crash" or "crash-send").
+func (e Event) IsCrash() bool { return e.Kind == "crash" || e.Kind == "crash-send" }
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration string
 // ("1.5s"). A bare number is refused: "at": 2 would otherwise mean two nanoseconds.
@@ -70,14 +82,15 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 type Event struct {
 	At   Duration `json:"at"`
 	Kind string   `json:"kind"`
-	// Node: crash, restart, skew.
+	// Node: crash, crash-send, restart, skew.
 	Node string `json:"node,omitempty"`
 	// Groups: partition.
 	Groups [][]string `json:"groups,omitempty"`
 	// From, To: cut, spike ("*" = every node, spike only).
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
-	// Extra, For: spike (extra latency for a while); For: burst.
+	// Extra, For: spike (extra latency for a while); For: burst, crash-send (the
+	// window in which the node crashes mid-send).
 	Extra Duration `json:"extra,omitempty"`
 	For   Duration `json:"for,omitempty"`
 	// Step, DriftPPM: skew (clock step; drift set when DriftPPM is given).
@@ -121,6 +134,7 @@ func (p Plan) Validate(names []string) error {
 		idx[n] = true
 	}
 	down := map[string]bool{}
+	downUntil := map[string]Duration{} // the end of a crash-send's window
 	partitioned := false
 	cuts := map[[2]string]bool{}
 	var prev Duration
@@ -159,6 +173,21 @@ func (p Plan) Validate(names []string) error {
 				return bad("node", "%q is already crashed", e.Node)
 			}
 			down[e.Node] = true
+		case "crash-send":
+			if err := node("node", e.Node, false); err != nil {
+				return err
+			}
+			if down[e.Node] {
+				return bad("node", "%q is already crashed", e.Node)
+			}
+			if e.For == 0 {
+				return bad("for", "missing or zero: the window in which the node crashes mid-send (e.g. \"for\": \"200ms\")")
+			}
+			if e.For < 0 || e.For > Duration(MaxAt) {
+				return bad("for", "duration %v not in (0, %v]", time.Duration(e.For), MaxAt)
+			}
+			down[e.Node] = true
+			downUntil[e.Node] = e.At + e.For
 		case "restart":
 			if err := node("node", e.Node, false); err != nil {
 				return err
@@ -166,7 +195,11 @@ func (p Plan) Validate(names []string) error {
 			if !down[e.Node] {
 				return bad("node", "%q is running (restart needs an earlier crash)", e.Node)
 			}
+			if u, ok := downUntil[e.Node]; ok && e.At <= u {
+				return bad("at", "restart of %q at %v is within its crash-send window (until %v): it must come after", e.Node, time.Duration(e.At), time.Duration(u))
+			}
 			delete(down, e.Node)
+			delete(downUntil, e.Node)
 		case "partition":
 			if len(e.Groups) == 0 {
 				return bad("groups", "a partition needs at least one group")
@@ -302,6 +335,8 @@ func (p Plan) Compile(names []string) ([]sim.Time, []sim.Fault, error) {
 		switch e.Kind {
 		case "crash":
 			f.Kind, f.Node = sim.FaultCrash, id(e.Node)
+		case "crash-send":
+			f.Kind, f.Node = sim.FaultCrashSend, id(e.Node)
 		case "restart":
 			f.Kind, f.Node = sim.FaultRestart, id(e.Node)
 		case "partition":
@@ -391,7 +426,7 @@ func (p Plan) Settled() Settlement {
 	st := newConnectivity()
 	for _, e := range p.Events {
 		end := e.At
-		if (e.Kind == "spike" || e.Kind == "burst") && e.At+e.For > end {
+		if (e.Kind == "spike" || e.Kind == "burst" || e.Kind == "crash-send") && e.At+e.For > end {
 			end = e.At + e.For
 		}
 		t = max(t, end)
@@ -435,7 +470,7 @@ func newConnectivity() *connectivity {
 
 func (c *connectivity) apply(e Event) {
 	switch e.Kind {
-	case "crash":
+	case "crash", "crash-send":
 		c.down[e.Node] = true
 	case "restart":
 		delete(c.down, e.Node)
@@ -511,7 +546,7 @@ func (p Plan) String() string {
 	for i, e := range p.Events {
 		what := e.Kind
 		switch e.Kind {
-		case "crash", "restart", "skew":
+		case "crash", "crash-send", "restart", "skew":
 			what += " " + e.Node
 		case "partition":
 			gs := make([]string, len(e.Groups))

@@ -197,6 +197,9 @@ type Outbox struct {
 	timers []TimerOp
 	writes []Write
 	obs    []obsEffect
+	// track and cover: rule coverage (rules.go).
+	track bool
+	cover []int32
 }
 
 type obsEffect struct {
@@ -258,6 +261,7 @@ func (o *Outbox) Reset() {
 	o.timers = o.timers[:0]
 	o.writes = o.writes[:0]
 	o.obs = o.obs[:0]
+	o.cover = o.cover[:0]
 }
 
 // Sends returns the queued messages (for engines).

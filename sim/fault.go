@@ -32,6 +32,12 @@ const (
 	// FaultRestore restores the one-way link From→To cut earlier (other cuts and any
 	// partition stay).
 	FaultRestore
+	// FaultCrashSend crashes Node in the middle of a handler call's sends, within For:
+	// the first call of Node that sends a message in [now, now+For) has its stable
+	// writes applied, then a seeded prefix of its sends (in a seeded order; possibly
+	// none) leaves, then the node crashes — a primary that dies while sending an update
+	// to its backups. A node that sends nothing in the window crashes at its end.
+	FaultCrashSend
 )
 
 // Any stands for every node in a FaultSpike link.
@@ -55,6 +61,7 @@ type Fault struct {
 var faultNames = map[FaultKind]string{
 	FaultCrash: "crash", FaultRestart: "restart", FaultPartition: "partition",
 	FaultCut: "cut", FaultHeal: "heal", FaultSpike: "spike", FaultSkew: "skew", FaultBurst: "burst", FaultRestore: "restore",
+	FaultCrashSend: "crash-send",
 }
 
 func (k FaultKind) String() string {
@@ -101,6 +108,8 @@ func (f *Fault) describe(names []string) string {
 		return fmt.Sprintf("step %v", f.Step)
 	case FaultBurst:
 		return fmt.Sprintf("loss=%g dup=%g for %v", f.Loss, f.Dup, f.For)
+	case FaultCrashSend:
+		return fmt.Sprintf("armed for %v: crashes part-way through its next call's sends", f.For)
 	}
 	return ""
 }

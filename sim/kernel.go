@@ -30,6 +30,9 @@ type Config struct {
 	// only, never a bound; 0: none; at most MaxReserved are reserved, so that a hint
 	// computed from a long horizon cannot take the memory the run needs).
 	Observations int
+	// Coverage counts the rules protocol code marks with Outbox.Cover
+	// (Result.Coverage); off, a Cover costs one test.
+	Coverage bool
 }
 
 // MaxReserved bounds the observations Config.Observations reserves room for.
@@ -82,6 +85,7 @@ const (
 	evTimer
 	evInject
 	evFault
+	evCrashSendEnd // the window of a FaultCrashSend ends (fault: its index)
 )
 
 type event struct {
@@ -113,6 +117,8 @@ type nodeRT struct {
 	clock  Clock
 	rand   Rand
 	group  int32
+	// crashSend is 1 + the index of the FaultCrashSend armed on the node (0: none).
+	crashSend int32
 }
 
 type link struct {
@@ -175,6 +181,10 @@ type Kernel struct {
 	nextObs     int64
 	recBuf      TraceRecord
 	tr          Tracer
+	cov         *Coverage
+	// crashNow is set by apply when the call it applied was cut short by a
+	// FaultCrashSend: call crashes the node after recording the call.
+	crashNow bool
 }
 
 // MsgCount counts messages of one kind (or all).
@@ -268,6 +278,10 @@ func New(cfg Config) (*Kernel, error) {
 		}
 	}
 	k.knobs = cfg.Network.Knobs()
+	if cfg.Coverage {
+		k.cov = NewCoverage()
+		k.out.TrackCoverage(true)
+	}
 	// Every node is up from time 0; their Start inputs are the first events, in node
 	// order, so a message sent at start to a later node is not lost.
 	for i := range k.nodes {
@@ -453,9 +467,32 @@ func (k *Kernel) dispatch(ev *event) bool {
 		rt.timers = slices.Delete(rt.timers, i, i+1)
 		k.call(ev.node, Input{Kind: Timeout, Timer: ev.timer}, ev)
 	case evFault:
-		k.applyFault(&k.faults[ev.fault])
+		k.applyFault(&k.faults[ev.fault], ev.fault)
+	case evCrashSendEnd:
+		rt := &k.nodes[ev.node]
+		if !rt.up || rt.crashSend != ev.fault+1 {
+			return false // it crashed mid-send already (or otherwise)
+		}
+		rt.crashSend = 0
+		k.crash(ev.node, "crash-send: no send in its window, crashed at the window's end")
 	}
 	return true
+}
+
+// crash takes node n down: volatile state, timers and the messages in flight to it
+// (by its incarnation) are lost. why, when set, goes into the trace record.
+func (k *Kernel) crash(n NodeID, why string) {
+	rt := &k.nodes[n]
+	rt.up = false
+	rt.inc++
+	rt.node = nil
+	rt.timers = rt.timers[:0]
+	rt.crashSend = 0
+	if k.tr != nil {
+		r := k.beginRecord("crash", n)
+		r.Why = why
+		k.tr.Record(r)
+	}
 }
 
 // call runs one handler and applies its effects. A panic discards the effects and
@@ -496,6 +533,10 @@ func (k *Kernel) call(n NodeID, in Input, ev *event) {
 	if rec != nil {
 		k.tr.Record(rec)
 	}
+	if k.crashNow {
+		k.crashNow = false
+		k.crash(n, "crash-send: crashed part-way through the call's sends")
+	}
 }
 
 // safeCall runs the handler and applies its effects, under one recover: a panic of
@@ -516,6 +557,9 @@ func (k *Kernel) safeCall(node Node, n NodeID, in Input, rec *TraceRecord) (ok b
 		}
 	}
 	k.apply(n, in.Now, rec)
+	if k.cov != nil {
+		k.cov.Add(k.out.cover)
+	}
 	return true
 }
 
@@ -544,6 +588,10 @@ func (k *Kernel) apply(n NodeID, local Time, rec *TraceRecord) {
 				}
 			}
 		}
+	}
+	if rt.crashSend > 0 && len(o.sends) > 0 {
+		k.applyCrashSend(n, rt, local, rec)
+		return
 	}
 	for _, t := range o.timers {
 		i := -1
@@ -577,6 +625,56 @@ func (k *Kernel) apply(n NodeID, local Time, rec *TraceRecord) {
 	for _, e := range o.sends {
 		k.send(n, e, rec)
 	}
+	k.observe(n, local, rec)
+}
+
+// applyCrashSend applies the effects of a call cut short by the FaultCrashSend armed
+// on node n: the stable writes are applied already; a prefix of the sends, in an order
+// drawn from the fault's own stream, leaves (possibly none, never all), the rest is
+// lost, the observations are recorded, and the node crashes after the call (timers
+// set by the call die with it).
+func (k *Kernel) applyCrashSend(n NodeID, rt *nodeRT, local Time, rec *TraceRecord) {
+	o := &k.out
+	var r Rand
+	r.Seed(StreamSeed(k.cfg.Seed, "crash-send", int64(rt.crashSend-1)))
+	order := make([]int, len(o.sends))
+	for i := range order {
+		order[i] = i
+	}
+	for i := len(order) - 1; i > 0; i-- {
+		j := r.IntN(i + 1)
+		order[i], order[j] = order[j], order[i]
+	}
+	leave := r.IntN(len(order))
+	for i, j := range order {
+		e := o.sends[j]
+		if i < leave {
+			k.send(n, e, rec)
+			continue
+		}
+		ki := k.kindOf(e.Msg)
+		kc := &k.byKind[ki]
+		kc.Sent++
+		kc.Lost++
+		k.total.Sent++
+		k.total.Lost++
+		k.byNode[n].Sent++
+		k.byNode[e.To].Lost++
+		if s, ok := e.Msg.(Sizer); ok {
+			kc.Bytes += int64(s.Size())
+			k.total.Bytes += int64(s.Size())
+		}
+		if rec != nil {
+			rec.Out = append(rec.Out, TraceEffect{Op: "send", To: k.names[e.To], Kind: e.Msg.Kind(), Msg: e.Msg, Lost: "sender crashed"})
+		}
+	}
+	k.observe(n, local, rec)
+	k.crashNow = true
+}
+
+// observe records the call's observations in the history (and the trace record).
+func (k *Kernel) observe(n NodeID, local Time, rec *TraceRecord) {
+	o := &k.out
 	if need := len(k.history) + len(o.obs); need > cap(k.history) {
 		// Double rather than let append grow a long history by a quarter at a time:
 		// each growth copies every observation (pointers, so with write barriers).
@@ -776,7 +874,7 @@ func (k *Kernel) traceLost(ev *event, why string) {
 	k.tr.Record(r)
 }
 
-func (k *Kernel) applyFault(f *Fault) {
+func (k *Kernel) applyFault(f *Fault, idx int32) {
 	var rec *TraceRecord
 	if k.tr != nil {
 		rec = k.beginRecord(f.Kind.String(), -1)
@@ -798,6 +896,20 @@ func (k *Kernel) applyFault(f *Fault) {
 		rt.inc++
 		rt.node = nil
 		rt.timers = rt.timers[:0]
+		rt.crashSend = 0
+	case FaultCrashSend:
+		rt := &k.nodes[f.Node]
+		if rec != nil {
+			rec.Node = k.names[f.Node]
+		}
+		if !rt.up {
+			if rec != nil {
+				rec.Why = "already down"
+			}
+			break
+		}
+		rt.crashSend = idx + 1
+		k.q.push(k.now+Time(f.For), event{kind: evCrashSendEnd, node: f.Node, fault: idx})
 	case FaultRestart:
 		rt := &k.nodes[f.Node]
 		if rt.up {

@@ -22,6 +22,8 @@ type Result struct {
 	History []Observation `json:"-"`
 	// Final holds each node's state at the end of the run.
 	Final []FinalNode `json:"-"`
+	// Coverage counts the rules that fired (Config.Coverage; nil when off).
+	Coverage *Coverage `json:"-"`
 }
 
 // FinalNode is one node at the end of a run.
@@ -65,6 +67,7 @@ func (k *Kernel) result() *Result {
 		Knobs:    slices.Clone(k.knobs),
 		History:  k.history,
 		Final:    make([]FinalNode, len(k.nodes)),
+		Coverage: k.cov,
 	}
 	for i, name := range k.kinds {
 		r.ByKind[name] = k.byKind[i]
