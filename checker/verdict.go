@@ -37,7 +37,9 @@ package checker
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/simrun-dev/simrun/sim"
 )
@@ -98,7 +100,16 @@ type Verdict struct {
 	Repro string `json:"repro,omitempty"`
 	// Artifact is a file written by the check (e.g. porcupine's visualization).
 	Artifact string `json:"artifact,omitempty"`
+	// Checked and Exempt are how many items a passing check judged and how many it
+	// exempted (Run.Count, or read from its note); Counted says it said so. A passing
+	// verdict with Counted and Checked 0 is vacuous: it judged nothing.
+	Checked int64 `json:"checked,omitempty"`
+	Exempt  int64 `json:"exempt,omitempty"`
+	Counted bool  `json:"counted,omitempty"`
 }
+
+// Vacuous reports whether v passed without judging anything.
+func (v Verdict) Vacuous() bool { return v.Class == OK && v.Counted && v.Checked == 0 }
 
 // Failed reports whether v is anything but OK.
 func (v Verdict) Failed() bool { return v.Class != OK }
@@ -134,6 +145,38 @@ type Run struct {
 	spans []OpSpan
 	// note is what the property being evaluated said about a pass (see Note).
 	note string
+	// checked, exempt and counted: what it counted (see Count).
+	checked, exempt int64
+	counted         bool
+}
+
+// Count lets a check say how many items it judged and how many it exempted (a
+// crashed-for-good node's work, say): they become the verdict's Checked and Exempt,
+// and a pass that judged nothing is reported as vacuous. Checks that only Note a text
+// of the form "N ... checked, M ... exempt" are counted from it.
+func (r *Run) Count(checked, exempt int) {
+	r.checked, r.exempt, r.counted = int64(checked), int64(exempt), true
+}
+
+var (
+	checkedNote = regexp.MustCompile(`^(\d+) (?:[^,;()]* )?(?:checked|compared)\b`)
+	exemptNote  = regexp.MustCompile(`\b(\d+) (?:[a-zA-Z-]+ ){0,2}exempt\b`)
+)
+
+// countsOf reads "N ... checked" at the start of a note and "M ... exempt" in it.
+func countsOf(note string) (checked, exempt int64, ok bool) {
+	m := checkedNote.FindStringSubmatch(note)
+	if m == nil {
+		return 0, 0, false
+	}
+	checked, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if e := exemptNote.FindStringSubmatch(note); e != nil {
+		exempt, _ = strconv.ParseInt(e[1], 10, 64)
+	}
+	return checked, exempt, true
 }
 
 // Note lets a check say what a pass covered ("12 checked"): it becomes the detail of
@@ -220,12 +263,17 @@ func Evaluate(r *Run, props []Property) []Verdict {
 		}
 		v := Verdict{Class: OK, Property: p.Name}
 		n := len(r.artifacts)
-		r.note = ""
+		r.note, r.checked, r.exempt, r.counted = "", 0, 0, false
 		err := safeCheck(p, r)
 		var inc *InconclusiveError
 		switch {
 		case err == nil:
 			v.Detail = r.note
+			if r.counted {
+				v.Checked, v.Exempt, v.Counted = r.checked, r.exempt, true
+			} else if c, e, ok := countsOf(r.note); ok {
+				v.Checked, v.Exempt, v.Counted = c, e, true
+			}
 		case errors.As(err, &inc):
 			v.Class, v.Detail = Unknown, err.Error()
 		default:

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -36,6 +37,36 @@ type actorSys struct {
 
 	// memo is the handler-call memo (Actors.Memoize; nil without it).
 	memo *memoTable
+
+	// cov counts the rules handler calls cover (Options.Coverage; nil when off).
+	cov *ruleCounts
+}
+
+// ruleCounts counts, per declared rule, the transitions whose handler call covered it.
+type ruleCounts struct{ fired []atomic.Int64 }
+
+func (rc *ruleCounts) add(ids []int32) {
+	if rc == nil {
+		return
+	}
+	for _, id := range ids {
+		if int(id) < len(rc.fired) {
+			rc.fired[id].Add(1)
+		}
+	}
+}
+
+// startCoverage implements Spec.cover.
+func (x *actorSys) startCoverage() func() *sim.Coverage {
+	x.cov = &ruleCounts{fired: make([]atomic.Int64, sim.NumRules())}
+	return func() *sim.Coverage {
+		c := &sim.Coverage{Fired: make([]int64, len(x.cov.fired))}
+		for i := range x.cov.fired {
+			c.Fired[i] = x.cov.fired[i].Load()
+		}
+		x.cov = nil
+		return c
+	}
 }
 
 // freeList holds successors a search worker discarded (Spec.worker), for derive to
@@ -180,6 +211,7 @@ func (a *Actors) compile() (runner, error) {
 		Fairness:    x.fairness,
 		record:      x,
 		worker:      x.worker,
+		cover:       x.startCoverage,
 	}
 	if x.memo != nil {
 		sp.failed = x.memo.failed
@@ -241,6 +273,16 @@ const (
 	aLead // node
 )
 
+// aMidSend marks a handler action (deliver, inject, timer, restart) cut short by a
+// crash (Crashes.MidSend): the low 16 bits of p2 hold the action's own p2, the high 16
+// bits how many of the call's sends leave.
+const aMidSend = 0x40
+
+func midSend(ac Action, leave int) Action {
+	kind, p1, p2 := unact(ac)
+	return act(kind|aMidSend, p1, p2|leave<<16)
+}
+
 func act(kind, p1, p2 int) Action {
 	return Action(uint64(kind)<<56 | uint64(uint32(p1)&0xffffff)<<32 | uint64(uint32(p2)))
 }
@@ -271,7 +313,7 @@ func (x *actorSys) initial(rec *[]sim.TraceRecord) *State {
 			r = &sim.TraceRecord{}
 		}
 		node := t.nodes[i].node
-		x.call(t, sim.NodeID(i), node, sim.Input{Kind: sim.Start}, sim.Mix64(uint64(i)+0x57a7), r, nil)
+		x.cov.add(x.call(t, sim.NodeID(i), node, sim.Input{Kind: sim.Start}, sim.Mix64(uint64(i)+0x57a7), r, nil))
 		if r != nil {
 			*rec = append(*rec, *r)
 		}
@@ -316,6 +358,20 @@ func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 	a := x.a
 	nw := a.Network
 	try := func(ac Action) { emit(ac, x.apply(s, ac, nil, fl)) }
+	// call tries a handler action of node n and, with Crashes.MidSend, the crashes
+	// that cut its sends short.
+	mid := a.Crashes.MidSend && s.faults.Crashes < a.Crashes.Budget
+	call := func(ac Action, n int, t *State) {
+		k, ok := t.sends, t.panic == nil
+		emit(ac, t)
+		if !mid || !x.crashable[n] || !ok {
+			return
+		}
+		for j := 0; j < int(min(k, 0xffff)); j++ {
+			mac := midSend(ac, j)
+			emit(mac, x.apply(s, mac, nil, fl))
+		}
+	}
 	for li, l := range s.links {
 		cut := s.Cut(l.from, l.to)
 		last := len(l.msgs)
@@ -334,10 +390,12 @@ func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 				// A delivery that changes nothing and sends nothing is not a transition:
 				// the message stays in flight for later (Stateright's rule).
 				if t := x.apply(s, act(aDeliver, li, j), nil, fl); !t.inert {
-					emit(act(aDeliver, li, j), t)
+					call(act(aDeliver, li, j), int(l.to), t)
 				} else if fl != nil {
 					fl.give(t) // never emitted
 				}
+			} else if j < 0xffff {
+				call(act(aDeliver, li, j), int(l.to), x.apply(s, act(aDeliver, li, j), nil, fl))
 			} else {
 				try(act(aDeliver, li, j))
 			}
@@ -355,7 +413,7 @@ func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 			continue
 		}
 		if s.nodes[n].node != nil {
-			try(act(aInject, n, 0))
+			call(act(aInject, n, 0), n, x.apply(s, act(aInject, n, 0), nil, fl))
 		} else {
 			try(act(aInjectLost, n, 0))
 		}
@@ -369,7 +427,7 @@ func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 		for i, tm := range ns.timers {
 			if !x.discrete || tm.deadline <= ns.local {
 				anyDue = anyDue || x.discrete
-				try(act(aTimer, n, i))
+				call(act(aTimer, n, i), n, x.apply(s, act(aTimer, n, i), nil, fl))
 			}
 		}
 	}
@@ -383,7 +441,7 @@ func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 	if !a.Crashes.NoRestart {
 		for n := range s.nodes {
 			if s.nodes[n].node == nil {
-				try(act(aRestart, n, 0))
+				call(act(aRestart, n, 0), n, x.apply(s, act(aRestart, n, 0), nil, fl))
 			}
 		}
 	}
@@ -415,6 +473,15 @@ func (x *actorSys) nextFrom(s *State, emit func(Action, *State), fl *freeList) {
 			try(act(aLead, n, 0))
 		}
 	}
+}
+
+// midSendNode is the node whose call a handler action of kind (with first parameter
+// p1) makes.
+func (x *actorSys) midSendNode(s *State, kind, p1 int) sim.NodeID {
+	if kind == aDeliver {
+		return s.links[p1].to
+	}
+	return sim.NodeID(p1)
 }
 
 // messageDue reports whether a message has been in flight for MaxDelay ticks (it must
@@ -468,7 +535,17 @@ func (x *actorSys) drift(n int) int32 {
 func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord, fl *freeList) *State {
 	t := x.derive(s, fl)
 	kind, p1, p2 := unact(ac)
+	// A mid-send crash runs the action's call with the same random bits as the
+	// action itself, letting only its first leave sends out, then crashes the node.
 	rnd := sim.Mix64(s.fp ^ sim.Mix64(uint64(ac)+0x2545f4914f6cdd1d))
+	t.sends, t.sendLimit = 0, 0
+	leave := -1
+	if kind&aMidSend != 0 {
+		kind, leave, p2 = kind&^aMidSend, p2>>16, p2&0xffff
+		base := act(kind, p1, p2)
+		rnd = sim.Mix64(s.fp ^ sim.Mix64(uint64(base)+0x2545f4914f6cdd1d))
+		t.sendLimit = int32(leave) + 1
+	}
 	msgRec := func(ev string, l *link, e envelope, why string) {
 		if rec != nil {
 			*rec = sim.TraceRecord{Ev: ev, Node: x.names[l.to], From: x.names[l.from], Kind: e.msg.Kind(), Msg: e.msg, Why: why}
@@ -571,6 +648,20 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord, fl *freeList
 	default:
 		panic(fmt.Sprintf("model: unknown action %#x", uint64(ac)))
 	}
+	if leave >= 0 {
+		t.sendLimit = 0
+		if t.panic == nil {
+			n := x.midSendNode(s, kind, p1)
+			total := t.sends
+			ns := t.mut(n)
+			ns.node, ns.h, ns.timers = nil, 0, nil
+			t.dropTo(n)
+			t.faults.Crashes++
+			if rec != nil {
+				rec.Why = fmt.Sprintf("crash-send: crashed after %d of its %d sends", leave, total)
+			}
+		}
+	}
 	if rec != nil {
 		rec.T = x.ticks(t.clock)
 	}
@@ -583,7 +674,9 @@ func (x *actorSys) apply(s *State, ac Action, rec *sim.TraceRecord, fl *freeList
 // observations. A panic in the handler, or an invalid effect, leaves t as it was
 // before the call and marks it with the panic. m, when set, receives the sends and
 // observations (for the memo).
-func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd uint64, rec *sim.TraceRecord, m *memoEntry) {
+//
+// It returns the rules the call covered (a copy; nil unless coverage is on).
+func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd uint64, rec *sim.TraceRecord, m *memoEntry) []int32 {
 	ns := t.nodes[n]
 	in.Self = n
 	in.Now = x.ticks(ns.local)
@@ -591,6 +684,7 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 	in.Stable = ns.store.View()
 	out := outboxes.Get().(*sim.Outbox)
 	out.Reset()
+	out.TrackCoverage(x.cov != nil)
 	defer outboxes.Put(out)
 	if rec != nil {
 		local := in.Now
@@ -610,7 +704,7 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 	}
 	if pe := safeHandle(node, in, out); pe != nil {
 		x.markPanic(t, pe, rec)
-		return
+		return nil
 	}
 	if x.a.Network.Guarded && in.Kind == sim.Receive && len(out.Sends()) == 0 && len(out.Timers()) == 0 &&
 		len(out.Writes()) == 0 && out.NumObservations() == 0 {
@@ -629,7 +723,12 @@ func (x *actorSys) call(t *State, n sim.NodeID, node sim.Node, in sim.Input, rnd
 		t.nodes[n], t.links, t.ghost, t.ghostH, t.nmsgs = &undo, links, ghost, ghostH, nmsgs
 		t.linksOwned = false
 		x.markPanic(t, pe, rec)
+		return nil
 	}
+	if cv := out.Covered(); len(cv) > 0 {
+		return slices.Clone(cv)
+	}
+	return nil
 }
 
 func (x *actorSys) markPanic(t *State, pe *sim.PanicError, rec *sim.TraceRecord) {
@@ -707,12 +806,16 @@ func (x *actorSys) effects(t *State, n sim.NodeID, node sim.Node, in sim.Input, 
 		}
 		ns.timers = ts
 	}
-	for _, e := range out.Sends() {
+	t.sends = int32(len(out.Sends()))
+	for i, e := range out.Sends() {
 		if e.To < 0 || int(e.To) >= x.n {
 			panic(fmt.Sprintf("send of %s to unknown node %d", e.Msg.Kind(), e.To))
 		}
 		h := msgHash(e.Msg)
-		lost := x.send(t, n, e.To, e.Msg, h)
+		lost := "sender crashed"
+		if t.sendLimit == 0 || int32(i) < t.sendLimit-1 {
+			lost = x.send(t, n, e.To, e.Msg, h)
+		}
 		if m != nil {
 			m.sends = append(m.sends, memoSend{to: e.To, msg: e.Msg, h: h})
 		}

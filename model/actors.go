@@ -142,6 +142,14 @@ type Crashes struct {
 	// NoRestart makes crashes permanent (crash-stop); by default a crashed node may
 	// restart at any later point (and may also stay down forever).
 	NoRestart bool
+	// MidSend also lets a crash cut a handler call's sends short (the simulator's
+	// crash-send fault): for a call of a crashable node that sends k > 0 messages,
+	// k more successors apply the call's stable writes and observations, let the
+	// first j of its sends leave (j = 0..k-1, in the order the call sent them) and
+	// crash the node, counting against Budget. The thesis' agreement-stage case — a
+	// primary that crashed while sending an update, some backups have it and some do
+	// not — is one of them.
+	MidSend bool
 }
 
 // Cuts bounds connectivity changes (the model's partitions, "disconnect/reconnect").

@@ -36,6 +36,11 @@ type State struct {
 	// inert: the last handler call changed nothing and did nothing (no effect, same
 	// node state); transient, not part of the state (Network.Guarded reads it).
 	inert bool
+	// sends is how many messages the last handler call sent, and sendLimit, when > 0,
+	// lets only the first sendLimit-1 of them leave (a mid-send crash): both
+	// transient, not part of the state.
+	sends     int32
+	sendLimit int32
 }
 
 // nodeSlot is one node's part of a state. Slots are hash-consed (actorSys.seal): states

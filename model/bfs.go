@@ -460,6 +460,7 @@ func (w *bfsWorker[S]) insertBatch() {
 			w.found(pi, ref)
 			return
 		}
+		c.tally(x.s)
 		for _, pi := range c.sometimes {
 			if !r.witnessed[pi].Load() && c.sp.Properties[pi].Check(x.s) && r.witnessed[pi].CompareAndSwap(false, true) {
 				r.wref[pi] = ref

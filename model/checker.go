@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -14,6 +15,11 @@ type checker[S any] struct {
 	sometimes  []int
 	eventually []int // bit j of an entry's ebits is eventually[j]
 	evMask     uint32
+	// relevant counts, per property with a Relevant predicate, the states where it
+	// held (Options.Coverage; nil when off).
+	relevant []atomic.Int64
+	// cut is set when Boundary kept a state from being expanded.
+	cut atomic.Bool
 }
 
 // entry is a state waiting to be expanded, with its eventually bits (which of the
@@ -94,7 +100,26 @@ func (c *checker[S]) missingEventually(eb uint32) int {
 	return -1
 }
 
-func (c *checker[S]) expandable(s S) bool { return c.sp.Boundary == nil || c.sp.Boundary(s) }
+// expandable reports whether s is inside the Boundary (and notes a cut when not).
+func (c *checker[S]) expandable(s S) bool {
+	if c.sp.Boundary == nil || c.sp.Boundary(s) {
+		return true
+	}
+	c.cut.Store(true)
+	return false
+}
+
+// tally counts the properties relevant in s, a state new to the search (coverage).
+func (c *checker[S]) tally(s S) {
+	if c.relevant == nil {
+		return
+	}
+	for i, p := range c.sp.Properties {
+		if p.Relevant != nil && p.Relevant(s) {
+			c.relevant[i].Add(1)
+		}
+	}
+}
 
 func (c *checker[S]) check(o Options) (*Result, error) {
 	c.setup()
@@ -102,6 +127,15 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		o.Workers = 1
 	}
 	start := time.Now()
+	c.cut.Store(false)
+	c.relevant = nil
+	var stopCover func() *sim.Coverage
+	if o.Coverage {
+		c.relevant = make([]atomic.Int64, len(c.sp.Properties))
+		if c.sp.cover != nil {
+			stopCover = c.sp.cover()
+		}
+	}
 	// The exhaustive searches explore system states only, so that the counts are the
 	// system's whatever the properties (TLC's convention); eventually-properties are
 	// decided afterwards on the product graph (liveness.go). Random walks keep the
@@ -130,6 +164,10 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		err = fmt.Errorf("model: unknown strategy %d", o.Strategy)
 	}
 	c.eventually, c.evMask = evs, evMask
+	var cov *sim.Coverage
+	if stopCover != nil {
+		cov = stopCover()
+	}
 	if err == nil && c.sp.failed != nil {
 		err = c.sp.failed()
 	}
@@ -147,6 +185,13 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		res.PeakRSS = peakRSS()
 	}
 	res.Model, res.Strategy, res.Workers, res.run = c.sp.Name, o.Strategy, o.Workers, c
+	res.Coverage = cov
+	for i, pr := range res.Properties {
+		pr.Relevant = -1
+		if c.relevant != nil && c.sp.Properties[i].Relevant != nil {
+			pr.Relevant = c.relevant[i].Load()
+		}
+	}
 	return res, nil
 }
 
@@ -157,6 +202,9 @@ type findings struct {
 	witness   map[int]*path
 	bound     string // "max-states", "max-depth" or ""
 	sampled   bool   // random walks (never complete)
+	// cut: Boundary kept states from being expanded, so an unwitnessed
+	// sometimes-property is undecided, not failed.
+	cut bool
 }
 
 func (c *checker[S]) result(f *findings, st Stats) *Result {
@@ -169,6 +217,8 @@ func (c *checker[S]) result(f *findings, st Stats) *Result {
 			pr.Status, pr.path = Failed, f.vpath
 		case p.Kind == SometimesKind && f.witness[i] != nil:
 			pr.Status, pr.path = Witnessed, f.witness[i]
+		case complete && p.Kind == SometimesKind && (f.cut || c.cut.Load()):
+			pr.Why = "no witness among the states explored, but the search stopped at the model's Boundary: undecided"
 		case complete && p.Kind == SometimesKind:
 			pr.Status = Failed
 		case complete:

@@ -111,6 +111,7 @@ func (c *checker[S]) dfs(o Options, start time.Time) (*Result, error) {
 			f.violation, f.vpath = pi, pathNow(idx, withIdx)
 			return true
 		}
+		c.tally(s)
 		for _, pi := range c.sometimes {
 			if f.witness[pi] == nil && c.sp.Properties[pi].Check(s) {
 				f.witness[pi] = pathNow(idx, withIdx)
@@ -257,6 +258,7 @@ func (c *checker[S]) random(o Options, start time.Time) (*Result, error) {
 			f.violation, f.vpath = pi, p()
 			return true
 		}
+		c.tally(s)
 		for _, pi := range c.sometimes {
 			if f.witness[pi] == nil && c.sp.Properties[pi].Check(s) {
 				f.witness[pi] = p()

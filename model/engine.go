@@ -83,6 +83,10 @@ type Options struct {
 	MaxMemory int64
 
 	mem *memWatch // the running search's watch on MaxMemory
+	// Coverage counts, per declared rule (sim.NewRuleMap), the transitions whose handler
+	// call covered it (Result.Coverage), and per property with a Relevant predicate
+	// the distinct states where it was relevant (PropertyResult.Relevant).
+	Coverage bool
 	// Fair assumes weak fairness when eventually-properties are decided (see
 	// liveness.go): only infinite paths on which every fairness class that stays
 	// enabled is eventually taken count. Without it every infinite path counts. Either
@@ -223,8 +227,12 @@ type PropertyResult struct {
 	Cycle int `json:"cycle,omitempty"`
 	// Why says why an eventually-property stayed unknown after a complete search
 	// (Boundary cut paths before it held, say); empty otherwise.
-	Why  string `json:"why,omitempty"`
-	path *path
+	Why string `json:"why,omitempty"`
+	// Relevant counts the distinct states (visits, for random walks) where the
+	// property's Relevant predicate held; -1 when coverage was off or the property
+	// declares none.
+	Relevant int64 `json:"relevant"`
+	path     *path
 }
 
 // Result is the outcome of a search.
@@ -245,6 +253,9 @@ type Result struct {
 	ProductStates   int64 `json:"product_states,omitempty"`
 	Stats
 	Properties []*PropertyResult `json:"properties"`
+	// Coverage counts, per declared rule, the transitions (successors generated, walk
+	// steps) whose handler call covered it (Options.Coverage; nil otherwise).
+	Coverage *sim.Coverage `json:"-"`
 	// Violation is the property that failed (nil if none). For always and eventually it
 	// has a counterexample path; a sometimes property fails without one.
 	Violation *PropertyResult `json:"-"`

@@ -50,6 +50,7 @@ type memoEntry struct {
 	sends []memoSend
 	obs   []memoObs
 	inert bool // Network.Guarded: the call changed nothing and did nothing
+	cover []int32 // the rules the call covered (Options.Coverage)
 	// fold is the last ghost fold of obs on replay (most replays meet the same ghost).
 	fold atomic.Pointer[foldMemo]
 }
@@ -251,10 +252,12 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 			x.call(others[i], n, x.fresh(t, n, in), in, d(rnd), nil, oms[i])
 		}
 	}
-	x.call(t, n, x.fresh(t, n, in), in, rnd, rec, m)
+	cv := x.call(t, n, x.fresh(t, n, in), in, rnd, rec, m)
+	x.cov.add(cv)
 	if m == nil || t.panic != nil {
 		return
 	}
+	m.cover = cv
 	for i := range others {
 		if !sameEffects(t, others[i], n, m, oms[i]) {
 			x.memo.refute(x.names[n], in)
@@ -343,11 +346,16 @@ func (x *actorSys) replay(t *State, n sim.NodeID, e *memoEntry) bool {
 	if n < 64 {
 		t.owned &^= 1 << n
 	}
-	for _, s := range e.sends {
+	t.sends = int32(len(e.sends))
+	for i, s := range e.sends {
+		if t.sendLimit > 0 && int32(i) >= t.sendLimit-1 {
+			break // a mid-send crash: the rest never leaves
+		}
 		x.send(t, n, s.to, s.msg, s.h)
 	}
 	t.ghost, t.ghostH = ghost, ghostH
 	t.inert = e.inert
+	x.cov.add(e.cover)
 	return true
 }
 

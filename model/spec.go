@@ -74,6 +74,9 @@ type Spec[S any] struct {
 	// failed, when set, is asked after a search: a non-nil error replaces the result
 	// (actor systems: a Memoize declaration the search refuted).
 	failed func() error
+	// cover, when set (actor systems), starts counting the rules handler calls cover
+	// (Options.Coverage); the function it returns stops and reports the counts.
+	cover func() func() *sim.Coverage
 	// worker, when set (actor systems), gives a search worker its own Next and a
 	// function that takes back a successor the worker discarded without keeping a
 	// reference to it (a state already seen, a self-loop), so that the worker's Next
@@ -141,6 +144,19 @@ type Property[S any] struct {
 	Name  string
 	Kind  Kind
 	Check func(s S) bool
+	// Relevant, when set, says in which states the property is about something (an
+	// invariant over commits is relevant once something committed): with
+	// Options.Coverage the checker counts the distinct states where it held
+	// (PropertyResult.Relevant), and a property relevant nowhere is vacuous. Without
+	// it, an always-property's relevance is not known; a sometimes-property is
+	// non-vacuous when witnessed.
+	Relevant func(s S) bool
+}
+
+// When returns p with its relevance predicate set (see Property.Relevant).
+func (p Property[S]) When(relevant func(s S) bool) Property[S] {
+	p.Relevant = relevant
+	return p
 }
 
 // Always returns an invariant: check must hold in every reachable state.

@@ -319,6 +319,12 @@ func summarize(r *sim.TraceRecord) string {
 			fmt.Fprintf(&b, "; store %s", e.Key)
 		}
 	}
+	switch r.Ev {
+	case "recv", "inject", "timer":
+		if r.Why != "" && r.Why != "duplicate" {
+			fmt.Fprintf(&b, "; %s", r.Why) // a mid-send crash
+		}
+	}
 	if r.T != 0 {
 		fmt.Fprintf(&b, " @%s", r.T)
 	}

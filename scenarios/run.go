@@ -36,6 +36,8 @@ type Options struct {
 	// bound): simrun explore checks a run's prefixes with it to find the first step at
 	// which a safety property fails.
 	CutAt int64
+	// Coverage counts the rules protocol code covers (Report.Coverage).
+	Coverage bool
 }
 
 // Report is the outcome of one run.
@@ -57,6 +59,9 @@ type Report struct {
 	// Ops are the client operations the linearizability checks read, in virtual time
 	// (the run report's latency plot).
 	Ops []checker.OpSpan `json:"-"`
+	// Coverage is the run's rule and property coverage (Options.Coverage; nil
+	// otherwise).
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Failed reports whether any property failed.
@@ -188,6 +193,9 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	if setup.Summary != nil {
 		rep.Summary = setup.Summary(run)
 	}
+	if o.Coverage {
+		rep.Coverage = runCoverage(sc.Name, res, vs)
+	}
 	return rep, nil
 }
 
@@ -200,7 +208,7 @@ func newKernel(sc *Scenario, o Options, setup *Setup, tracer sim.Tracer) (*sim.K
 	k, err := sim.New(sim.Config{
 		Seed: o.Seed, Nodes: setup.Nodes, Network: setup.Network, Clocks: setup.Clocks,
 		Until: setup.Until, MaxTime: setup.MaxTime, MaxEvents: maxEvents, Trace: tracer,
-		Observations: setup.Observations,
+		Observations: setup.Observations, Coverage: o.Coverage,
 	})
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", sc.Name, err)}

@@ -6,12 +6,12 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/simrun-dev/simrun/checker"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // SweepFormat names the JSON format of sweep results (shard files).
@@ -54,6 +54,8 @@ type SweepOptions struct {
 	// the seeds in progress finish, and the result (Interrupted) covers the seeds that
 	// ran — a prefix of the range, since workers take seeds in increasing order.
 	Interrupt *atomic.Bool
+	// Coverage counts the rules every run covers (SweepResult.Coverage).
+	Coverage bool
 }
 
 // SeedRange is an inclusive range of seeds.
@@ -102,17 +104,18 @@ type ClassCounts struct {
 	// however many runs passed.
 	Checked int64 `json:"checked,omitempty"`
 	Counted int64 `json:"counted,omitempty"`
+	// Exempt sums, over the same runs, the items they exempted.
+	Exempt int64 `json:"exempt,omitempty"`
 }
 
-// checkedCount reads the number of items a passing verdict says it checked: a detail
-// that starts with a whole number and names what was "checked".
-func checkedCount(detail string) (int64, bool) {
-	num, rest, ok := strings.Cut(detail, " ")
-	if !ok || !strings.Contains(rest, "checked") {
-		return 0, false
+// count adds one verdict.
+func (c *ClassCounts) count(v checker.Verdict) {
+	*c.slot(v.Class)++
+	if v.Class == checker.OK && v.Counted {
+		c.Checked += v.Checked
+		c.Exempt += v.Exempt
+		c.Counted++
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	return n, err == nil && n >= 0
 }
 
 func (c *ClassCounts) slot(cl checker.Class) *int64 {
@@ -142,6 +145,7 @@ func (c *ClassCounts) add(o ClassCounts) {
 	}
 	c.Checked += o.Checked
 	c.Counted += o.Counted
+	c.Exempt += o.Exempt
 }
 
 // Total returns the sum over all classes.
@@ -184,6 +188,8 @@ type SweepResult struct {
 	// Interrupted says the sweep was stopped (SweepOptions.Interrupt) after Runs seeds:
 	// a partial result, which merge refuses.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Coverage is the sweep's rule and property coverage (SweepOptions.Coverage).
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Passed reports whether every seed passed.
@@ -218,6 +224,7 @@ type tally struct {
 	// err is the error of the lowest seed that could not run.
 	err     error
 	errSeed uint64
+	rules   ruleTally
 }
 
 func (t *tally) add(rep *Report, limit int) {
@@ -231,12 +238,9 @@ func (t *tally) add(rep *Report, limit int) {
 			c = &ClassCounts{}
 			t.byProp[v.Property] = c
 		}
-		*c.slot(v.Class)++
-		if n, ok := checkedCount(v.Detail); ok && v.Class == checker.OK {
-			c.Checked += n
-			c.Counted++
-		}
+		c.count(v)
 	}
+	t.rules.add(rep.Result.Coverage)
 	if rep.Failed() {
 		t.failed++
 		if len(t.failures) < limit {
@@ -324,7 +328,7 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 				if seed > stopAbove.Load() || (o.Interrupt != nil && o.Interrupt.Load()) {
 					return
 				}
-				rep, err := runSeed(sc, seed, o.Params, o.ArtifactDir)
+				rep, err := runSeed(sc, seed, o.Params, o.ArtifactDir, o.Coverage)
 				if err != nil {
 					if t.err == nil {
 						t.err, t.errSeed = err, seed
@@ -361,8 +365,15 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 	if firstErr != nil {
 		return nil, fmt.Errorf("%s seed %d: %w", sc.Name, errSeed, firstErr)
 	}
+	var rules ruleTally
 	for _, t := range tallies {
 		res.absorb(t.runs, t.failed, t.byClass, t.byProp, t.failures, t.events, t.messages)
+		rules.merge(&t.rules)
+	}
+	if o.Coverage {
+		p := ProtocolOf(sc.Name)
+		res.Coverage = &Coverage{Protocol: p, Unit: "runs", Total: rules.total, Rules: rules.rules(p),
+			Properties: propertyCoverage(res.ByProperty)}
 	}
 	res.trimFailures()
 	res.Interrupted = o.Interrupt != nil && o.Interrupt.Load() && uint64(res.Runs) < count
@@ -425,13 +436,13 @@ func checkShard(i, n int) error {
 
 // runSeed performs one run; a panic outside protocol code (a scenario or checker
 // framework bug) becomes an error instead of killing every worker.
-func runSeed(sc *Scenario, seed uint64, params map[string]string, artifacts string) (rep *Report, err error) {
+func runSeed(sc *Scenario, seed uint64, params map[string]string, artifacts string, coverage bool) (rep *Report, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			rep, err = nil, fmt.Errorf("internal panic: %v", x)
 		}
 	}()
-	return Run(sc, Options{Seed: seed, Params: params, ArtifactDir: artifacts})
+	return Run(sc, Options{Seed: seed, Params: params, ArtifactDir: artifacts, Coverage: coverage})
 }
 
 // MergeSweeps combines the results of every shard of one sweep into the result of the
@@ -521,10 +532,59 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 		}
 		res.absorb(p.Runs, p.Failed, p.ByClass, byProp, p.Failures, p.Events, p.Messages)
 	}
+	cov, err := mergeCoverage(parts, name)
+	if err != nil {
+		return nil, err
+	}
+	if cov != nil {
+		cov.Properties = propertyCoverage(res.ByProperty)
+		res.Coverage = cov
+	}
 	res.trimFailures()
 	return res, nil
 }
 
+// mergeCoverage sums the rule coverage of every shard (all or none must carry it).
+func mergeCoverage(parts []*SweepResult, name func(int) string) (*Coverage, error) {
+	if parts[0].Coverage == nil {
+		for i, p := range parts {
+			if p.Coverage != nil {
+				return nil, inputErr("merge: %s has coverage and %s has not (run every shard with --coverage, or none)", name(i), name(0))
+			}
+		}
+		return nil, nil
+	}
+	index := map[[2]string]int{}
+	for i, r := range sim.AllRules() {
+		index[[2]string{r.Protocol, r.Tag}] = i
+	}
+	var t ruleTally
+	n := sim.NumRules()
+	t.runs, t.fired = make([]int64, n), make([]int64, n)
+	first := parts[0].Coverage
+	for i, p := range parts {
+		c := p.Coverage
+		if c == nil {
+			return nil, inputErr("merge: %s has coverage and %s has not (run every shard with --coverage, or none)", name(0), name(i))
+		}
+		if c.Protocol != first.Protocol || c.Unit != first.Unit || c.Total < 0 {
+			return nil, inputErr("merge: %s: coverage of %q in %s, but %s has %q in %s", name(i), c.Protocol, c.Unit, name(0), first.Protocol, first.Unit)
+		}
+		t.total += c.Total
+		for _, r := range c.Rules {
+			j, ok := index[[2]string{r.Protocol, r.Tag}]
+			if !ok {
+				return nil, inputErr("merge: %s: coverage names rule %s %q, which this simrun does not declare", name(i), r.Protocol, r.Tag)
+			}
+			if r.Reached < 0 || r.Fired < r.Reached || r.Reached > c.Total {
+				return nil, inputErr("merge: %s: rule %q: impossible counts (reached %d, fired %d, of %d)", name(i), r.Tag, r.Reached, r.Fired, c.Total)
+			}
+			t.runs[j] += r.Reached
+			t.fired[j] += r.Fired
+		}
+	}
+	return &Coverage{Protocol: first.Protocol, Unit: first.Unit, Total: t.total, Rules: t.rules(first.Protocol)}, nil
+}
 func mapsEqual(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
