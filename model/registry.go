@@ -30,6 +30,24 @@ type Model struct {
 	// returns, so Build may read everything first. An error returned by Build is a
 	// bad-input error (exit 2 on the command line).
 	Build func(p *Params) (System, error)
+	// Portfolio, when set, is what `simrun check MODEL` runs with no -p: a few
+	// configurations that together reach every rule of the protocol (TLC's several
+	// configurations per spec), each small enough to finish in about a minute on one
+	// core. -p picks one configuration instead.
+	Portfolio []Config
+}
+
+// Config is one configuration of a model's portfolio.
+type Config struct {
+	// Name labels the configuration in the portfolio's table ("even-stage").
+	Name string
+	// Help says, in a line, what it is there to reach.
+	Help string
+	// Params are the parameter overrides (name → value) of the configuration.
+	Params map[string]string
+	// MaxStates, when > 0, bounds the configuration's search: reaching it makes the
+	// configuration inconclusive (a portfolio entry must complete to prove anything).
+	MaxStates int64
 }
 
 var registry = map[string]*Model{}
@@ -49,6 +67,13 @@ func Register(m Model) {
 			panic(fmt.Sprintf("model: %s: empty or duplicate parameter %q", m.Name, p.Name))
 		}
 		seen[p.Name] = true
+	}
+	names := map[string]bool{}
+	for _, c := range m.Portfolio {
+		if c.Name == "" || names[c.Name] {
+			panic(fmt.Sprintf("model: %s: empty or duplicate portfolio configuration %q", m.Name, c.Name))
+		}
+		names[c.Name] = true
 	}
 	mm := m
 	registry[m.Name] = &mm

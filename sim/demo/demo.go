@@ -156,13 +156,16 @@ func (s *Server) Handle(in sim.Input, out *sim.Outbox) {
 		}
 		if l, ok := s.Last[req.Client]; ok {
 			if req.Seq == l.Seq {
+				out.Cover(ruleDedup)
 				out.Send(req.Client, Reply{Seq: req.Seq, Value: l.Value})
 				return
 			}
 			if req.Seq < l.Seq {
+				out.Cover(ruleStale)
 				return // a stale retry; the client has moved on
 			}
 		}
+		out.Cover(ruleApply)
 		v := s.KV[req.Key]
 		if req.Op == OpAdd {
 			v += req.Arg
@@ -176,6 +179,17 @@ func (s *Server) Handle(in sim.Input, out *sim.Outbox) {
 		out.Send(req.Client, Reply{Seq: req.Seq, Value: v})
 	}
 }
+
+// The demo's rule map (rule coverage: simrun run demo/faults --coverage): what a
+// protocol declares so that simrun can say which of its rules a run reached.
+var (
+	rules      = sim.NewRuleMap("demo")
+	ruleApply  = rules.Rule("D-1 apply", "the server applies a new request and stores the reply before it leaves")
+	ruleDedup  = rules.Rule("D-2 dedup", "the server answers a retry of the last request from its stored reply")
+	ruleStale  = rules.Rule("D-3 stale", "the server drops a retry older than the client's last request")
+	ruleRetry  = rules.Rule("D-4 retry", "a client re-sends its pending request when the retry timer fires")
+	ruleResume = rules.Rule("D-5 resume", "a restarted client re-sends the pending request it stored")
+)
 
 // ---- client ----
 
@@ -213,6 +227,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 			c.Seq, c.Pending, c.Remaining = st.Seq, st.Pending, st.Remaining
 		}
 		if c.Pending != nil {
+			out.Cover(ruleResume)
 			c.resend(out)
 		} else if c.Remaining > 0 {
 			c.next(in, out)
@@ -246,6 +261,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 	case sim.Timeout:
 		switch {
 		case in.Timer == retryTimer && c.Pending != nil:
+			out.Cover(ruleRetry)
 			c.resend(out)
 		case in.Timer == thinkTimer && c.Pending == nil:
 			c.next(in, out)
