@@ -67,7 +67,9 @@ type RuleRow struct {
 }
 
 // Any reports whether some part reached the rule.
-func (r RuleRow) Any() bool { return slices.ContainsFunc(r.Reached, func(n int64) bool { return n > 0 }) }
+func (r RuleRow) Any() bool {
+	return slices.ContainsFunc(r.Reached, func(n int64) bool { return n > 0 })
+}
 
 // PropRow is one property of one part.
 type PropRow struct {

@@ -37,13 +37,13 @@ var fieldsOf = map[string][]string{
 	"crash":      {"node"},
 	"crash-send": {"node", "for"},
 	"restart":    {"node"},
-	"partition": {"groups"},
-	"cut":       {"from", "to"},
-	"restore":   {"from", "to"},
-	"heal":      {},
-	"spike":     {"from", "to", "extra", "for"},
-	"skew":      {"node", "step", "drift_ppm"},
-	"burst":     {"loss", "dup", "for"},
+	"partition":  {"groups"},
+	"cut":        {"from", "to"},
+	"restore":    {"from", "to"},
+	"heal":       {},
+	"spike":      {"from", "to", "extra", "for"},
+	"skew":       {"node", "step", "drift_ppm"},
+	"burst":      {"loss", "dup", "for"},
 }
 
 // kv is one member of a JSON object, in document order.

@@ -49,7 +49,7 @@ type memoEntry struct {
 	slot  *nodeSlot // the node's slot after the call (sealed, interned)
 	sends []memoSend
 	obs   []memoObs
-	inert bool // Network.Guarded: the call changed nothing and did nothing
+	inert bool    // Network.Guarded: the call changed nothing and did nothing
 	cover []int32 // the rules the call covered (Options.Coverage)
 	// fold is the last ghost fold of obs on replay (most replays meet the same ghost).
 	fold atomic.Pointer[foldMemo]
