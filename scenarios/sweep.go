@@ -97,6 +97,8 @@ type ClassCounts struct {
 	Liveness int64 `json:"liveness"`
 	Bound    int64 `json:"bound"`
 	Unknown  int64 `json:"unknown"`
+	// Expected counts violations the scenario declares expected (Setup.Expected).
+	Expected int64 `json:"expected,omitempty"`
 	OK       int64 `json:"ok"`
 	// Checked sums, over the passing runs whose verdict says how many items it checked
 	// ("12 checked", "8 completed agents checked, …"), those numbers; Counted is how
@@ -130,6 +132,8 @@ func (c *ClassCounts) slot(cl checker.Class) *int64 {
 		return &c.Bound
 	case checker.Unknown:
 		return &c.Unknown
+	case checker.Expected:
+		return &c.Expected
 	case checker.OK:
 		return &c.OK
 	}
@@ -499,7 +503,7 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 		if p.Runs != int64(want) {
 			return nil, inputErr("merge: %s: %d runs, but shard %v of %v holds %d seeds (an incomplete or edited file)", name(i), p.Runs, p.Shard, p.Seeds, want)
 		}
-		if p.ByClass.Total() != p.Runs || p.Failed != p.Runs-p.ByClass.OK {
+		if p.ByClass.Total() != p.Runs || p.Failed != p.Runs-p.ByClass.OK-p.ByClass.Expected || p.Failed < 0 {
 			return nil, inputErr("merge: %s: verdict counts do not add up to its %d runs (an edited file)", name(i), p.Runs)
 		}
 	}
@@ -627,7 +631,12 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 	if nd := nonDefaultParams(r); nd != "" {
 		fmt.Fprintf(&b, "params    %s\n", nd)
 	}
-	fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed\n", r.Runs, r.Runs-r.Failed, r.Failed)
+	if r.ByClass.Expected > 0 {
+		fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed, %d with only expected violations (the scenario breaks an assumption; see the property details)\n",
+			r.Runs, r.Runs-r.Failed-r.ByClass.Expected, r.Failed, r.ByClass.Expected)
+	} else {
+		fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed\n", r.Runs, r.Runs-r.Failed, r.Failed)
+	}
 	if r.Interrupted {
 		fmt.Fprintf(&b, "interrupted: only the first %d seeds of the range ran (a partial result)\n", r.Runs)
 	}
@@ -646,16 +655,20 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 			width = max(width, len(p))
 		}
 		slices.Sort(props)
+		// The expected column appears only in sweeps that have expected violations.
+		classes := slices.DeleteFunc(slices.Clone(checker.Classes), func(cl checker.Class) bool {
+			return cl == checker.Expected && r.ByClass.Expected == 0
+		})
 		fmt.Fprintln(&b, "verdicts per property (checked: items the passing runs checked, summed, where the property counts them)")
 		fmt.Fprintf(&b, "  %-*s", width, "property")
-		for _, cl := range checker.Classes {
+		for _, cl := range classes {
 			fmt.Fprintf(&b, " %8s", cl)
 		}
 		fmt.Fprintf(&b, " %9s\n", "checked")
 		for _, p := range props {
 			c := r.ByProperty[p]
 			fmt.Fprintf(&b, "  %-*s", width, p)
-			for _, cl := range checker.Classes {
+			for _, cl := range classes {
 				fmt.Fprintf(&b, " %8d", c.Get(cl))
 			}
 			if c.Counted > 0 {
