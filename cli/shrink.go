@@ -3,9 +3,9 @@ package cli
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/simrun-dev/simrun/faults"
@@ -85,7 +85,9 @@ func shrinkAndReport(e *env, o scenarios.ShrinkOptions, tk *ticker, planPath, ou
 	var last [2]int
 	o.Progress = func(runs, nf int) {
 		last = [2]int{runs, nf}
-		tk.update(func() string { return fmt.Sprintf("shrink %s seed %d: %d runs, %d faults left", o.Scenario, o.Seed, last[0], last[1]) })
+		tk.update(func() string {
+			return fmt.Sprintf("shrink %s seed %d: %d runs, %d faults left", o.Scenario, o.Seed, last[0], last[1])
+		})
 	}
 	res, err := scenarios.Shrink(o)
 	tk.finish(func() string { return fmt.Sprintf("shrink %s seed %d", o.Scenario, o.Seed) })
