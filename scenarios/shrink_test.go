@@ -81,3 +81,45 @@ func TestShrinkRefusesPassingRuns(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A guided sweep is deterministic for any number of workers, and shards merge.
+func TestGuidedSweepDeterministic(t *testing.T) {
+	o := scenarios.SweepOptions{Scenario: "test/forgetful", From: 1, To: 100, Guided: true, Workers: 1}
+	a := sweep(t, o)
+	o.Workers = 3
+	b := sweep(t, o)
+	if string(a.JSON()) != string(b.JSON()) {
+		t.Fatalf("1 and 3 workers differ:\n%s\n%s", a.JSON(), b.JSON())
+	}
+	if a.GuidedStats == nil || a.GuidedStats.Mutated == 0 || a.GuidedStats.Corpus == 0 || a.Runs != 100 || a.Coverage == nil {
+		t.Fatalf("guided stats %+v runs %d", a.GuidedStats, a.Runs)
+	}
+	if a.Failed == 0 || a.GuidedStats.FirstFailure == 0 {
+		t.Fatal("the guided sweep missed the forgetful server")
+	}
+	var parts []*scenarios.SweepResult
+	for i := 1; i <= 2; i++ {
+		o.Shard, o.Shards = i, 2
+		parts = append(parts, sweep(t, o))
+	}
+	m, err := scenarios.MergeSweeps(parts, nil)
+	if err != nil || m.Runs != 100 || !m.Guided {
+		t.Fatalf("merge: %v %+v", err, m)
+	}
+}
+
+// The comparison runs both sweeps on one budget; the uniform one is the plain seed
+// sequence (its first failure is the lowest failing seed).
+func TestCompareGuided(t *testing.T) {
+	c, err := scenarios.CompareGuided("test/forgetful", nil, 64, true, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := sweep(t, scenarios.SweepOptions{Scenario: "test/forgetful", From: 1, To: 64})
+	if c.Uniform.FirstFailure != int(res.Failures[0].Seed) || c.Uniform.Mutated != 0 {
+		t.Fatalf("uniform first failure %d, the sweep's lowest failing seed %d", c.Uniform.FirstFailure, res.Failures[0].Seed)
+	}
+	if c.Guided.FirstFailure == 0 {
+		t.Fatal("guided found no failure")
+	}
+}

@@ -56,6 +56,9 @@ type SweepOptions struct {
 	Interrupt *atomic.Bool
 	// Coverage counts the rules every run covers (SweepResult.Coverage).
 	Coverage bool
+	// Guided runs a guided sweep (guided.go): as many runs as seeds, half of them
+	// mutations of runs that reached something new. Coverage is always on.
+	Guided bool
 }
 
 // SeedRange is an inclusive range of seeds.
@@ -194,6 +197,10 @@ type SweepResult struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Coverage is the sweep's rule and property coverage (SweepOptions.Coverage).
 	Coverage *Coverage `json:"coverage,omitempty"`
+	// Guided says the sweep was guided; GuidedStats is what it learned (not merged:
+	// each shard keeps its own corpus).
+	Guided      bool         `json:"guided,omitempty"`
+	GuidedStats *GuidedStats `json:"guided_stats,omitempty"`
 }
 
 // Passed reports whether every seed passed.
@@ -307,6 +314,15 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 		return nil, err
 	}
 
+	if o.Guided {
+		st, err := guidedSweep(sc, o, res, run, limit)
+		if err != nil {
+			return nil, err
+		}
+		res.Guided, res.GuidedStats = true, st
+		res.Interrupted = o.Interrupt != nil && o.Interrupt.Load() && uint64(res.Runs) < run.Len()
+		return res, nil
+	}
 	workers := o.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -489,6 +505,8 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 			return nil, inputErr("merge: %s: shard %v does not match %s's shard count", name(i), p.Shard, name(0))
 		case p.Shard.Index < 1 || p.Shard.Index > p.Shard.Count:
 			return nil, inputErr("merge: %s: invalid shard %v", name(i), p.Shard)
+		case p.Guided != first.Guided:
+			return nil, inputErr("merge: %s is a guided sweep and %s is not (or the other way round)", name(i), name(0))
 		case p.FailureLimit != first.FailureLimit || p.FailureLimit < 1:
 			return nil, inputErr("merge: %s: failure limit %d, but %s has %d", name(i), p.FailureLimit, name(0), first.FailureLimit)
 		}
@@ -523,6 +541,7 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 	res := &SweepResult{
 		Format: SweepFormat, Scenario: first.Scenario, Params: first.Params, Seeds: first.Seeds,
 		ByProperty: map[string]*ClassCounts{}, FailureLimit: first.FailureLimit, Failures: []checker.Verdict{},
+		Guided: first.Guided,
 	}
 	for _, p := range parts {
 		byProp := p.ByProperty
@@ -641,6 +660,18 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "interrupted: only the first %d seeds of the range ran (a partial result)\n", r.Runs)
 	}
 	fmt.Fprintf(&b, "totals    %d events, %d messages\n", r.Events, r.Messages)
+	if g := r.GuidedStats; g != nil {
+		first := "no failure"
+		if g.FirstFailure > 0 {
+			first = fmt.Sprintf("first failure at run %d", g.FirstFailure)
+		}
+		feats := 0
+		if len(g.Features) > 0 {
+			feats = g.Features[len(g.Features)-1]
+		}
+		fmt.Fprintf(&b, "guided    %d of %d runs mutated from a corpus of %d runs that reached something new; %d features; %s\n",
+			g.Mutated, r.Runs, g.Corpus, feats, first)
+	}
 	fmt.Fprintln(&b, "seeds by worst verdict")
 	for _, cl := range checker.Classes {
 		if n := r.ByClass.Get(cl); n > 0 || cl == checker.OK {
