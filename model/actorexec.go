@@ -181,8 +181,9 @@ func (a *Actors) compile() (runner, error) {
 			}
 		}
 	}
-	if a.Memoize {
+	if !a.NoMemo {
 		x.memo = newMemoTable()
+		x.memo.declared = a.Memoize
 	}
 	if len(a.Symmetry.Nodes) > 0 {
 		sym, err := x.newSymSys()
