@@ -47,9 +47,12 @@ func (b Ballot) Less(o Ballot) bool {
 
 // Messages.
 type (
-	Prepare  struct{ B Ballot }
-	Promise  struct{ B, AccB Ballot; AccV string }
-	Accept   struct {
+	Prepare struct{ B Ballot }
+	Promise struct {
+		B, AccB Ballot
+		AccV    string
+	}
+	Accept struct {
 		B Ballot
 		V string
 	}
