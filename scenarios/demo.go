@@ -119,29 +119,36 @@ func demoSetup(b *Build, gen DemoPlan, nw sim.Network, system func(cfg *demo.Con
 		},
 		// The last client starts after clients milliseconds: the run's
 		// limit counts from there, or 100 000 clients end in a false livelock.
-		MaxTime:    sim.Time(time.Duration(clients)*time.Millisecond + horizon + bound + time.Minute),
-		Properties: DemoProperties(bound, clients),
+		MaxTime: sim.Time(time.Duration(clients)*time.Millisecond + horizon + bound + time.Minute),
+		// Each client begins once, then calls, is applied and returns per operation.
+		Observations: clients * (1 + 3*ops),
+		Properties:   DemoProperties(bound, clients),
 	}, nil
 }
 
-// DemoProperties are the demo protocol's properties.
+// DemoProperties are the demo protocol's properties. They index operations densely
+// (demoIndex) instead of by maps of identities, so that checking a run of 100 000
+// clients costs little beside its history.
 func DemoProperties(bound time.Duration, clients int) []checker.Property {
 	return []checker.Property{
 		{
 			// Each (client, seq) is executed by the server at most once.
 			Name: "demo/at-most-once", Class: checker.Safety,
 			Check: func(r *checker.Run) error {
-				type id struct {
-					c sim.NodeID
-					s int64
-				}
-				seen := map[id]sim.Time{}
-				for _, o := range r.History().Kind("applied") {
-					a := o.Value.(demo.Applied)
-					if t, dup := seen[id{a.Client, a.Seq}]; dup {
-						return fmt.Errorf("request %d of %s applied twice (at %v and %v)", a.Seq, r.Final[a.Client].Name, t, o.Time)
+				ix := newDemoIndex(r.History(), clients)
+				var seen []sim.Time // by slot: 1 + when it was applied, 0 if not yet
+				for i := range r.History() {
+					o := &r.History()[i]
+					if o.Kind != "applied" {
+						continue
 					}
-					seen[id{a.Client, a.Seq}] = o.Time
+					a := o.Value.(demo.Applied)
+					s := ix.slot(a.Client, a.Seq)
+					seen = grown(seen, s)
+					if seen[s] != 0 {
+						return fmt.Errorf("request %d of %s applied twice (at %v and %v)", a.Seq, r.Final[a.Client].Name, seen[s]-1, o.Time)
+					}
+					seen[s] = o.Time + 1
 				}
 				return nil
 			},
@@ -150,20 +157,28 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 			// Every reply a client accepts carries the value the server computed.
 			Name: "demo/replies-match", Class: checker.Safety,
 			Check: func(r *checker.Run) error {
-				type id struct {
-					c sim.NodeID
-					s int64
+				ix := newDemoIndex(r.History(), clients)
+				var applied []int64 // by slot: the value last computed
+				var done []bool
+				for i := range r.History() {
+					if o := &r.History()[i]; o.Kind == "applied" {
+						a := o.Value.(demo.Applied)
+						s := ix.slot(a.Client, a.Seq)
+						applied, done = grown(applied, s), grown(done, s)
+						applied[s], done[s] = a.Value, true
+					}
 				}
-				applied := map[id]int64{}
-				for _, a := range checker.Values[demo.Applied](r.History(), "applied") {
-					applied[id{a.Client, a.Seq}] = a.Value
-				}
-				for _, ret := range checker.Values[demo.Return](r.History(), "return") {
-					v, ok := applied[id{ret.Client, ret.Seq}]
-					if !ok {
+				for i := range r.History() {
+					o := &r.History()[i]
+					if o.Kind != "return" {
+						continue
+					}
+					ret := o.Value.(demo.Return)
+					s := ix.slot(ret.Client, ret.Seq)
+					if int(s) >= len(done) || !done[s] {
 						return fmt.Errorf("%s got a reply to %d that the server never executed", r.Final[ret.Client].Name, ret.Seq)
 					}
-					if v != ret.Value {
+					if v := applied[s]; v != ret.Value {
 						return fmt.Errorf("%s got %d for request %d, server computed %d", r.Final[ret.Client].Name, ret.Value, ret.Seq, v)
 					}
 				}
@@ -171,40 +186,205 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 			},
 		},
 		// The counters behave like one linearizable map of counters, checked key by key.
-		checker.Linearizable("demo/linearizable", checker.Counters(), DemoOps, 0),
-		Bounded("demo/completes", bound, func(r *checker.Run) []Item {
+		demoLinearizable(clients),
+		boundedList("demo/completes", bound, func(r *checker.Run) itemList {
 			// Every client performs all the operations it accepted (a Begin injected
 			// while it was down is lost with its work); each returns within the bound.
-			type id struct {
-				c sim.NodeID
-				s int64
-			}
-			var items []Item
-			at := map[id]int{}
-			calls := map[sim.NodeID]int{}
-			owed := map[sim.NodeID]int{}
-			for _, o := range r.History() {
+			h := r.History()
+			ix := newDemoIndex(h, clients)
+			var calls []int32 // the call observation of each item, in call order
+			var start, doneAt []sim.Time
+			var completed []bool
+			var itemOf []int32 // by slot: 1 + the item of its latest call
+			nCalls := make([]int, clients+1)
+			owed := make([]int, clients+1)
+			for i := range h {
+				o := &h[i]
 				switch v := o.Value.(type) {
 				case demo.Begun:
-					owed[v.Client] += v.Ops
+					if c := int(v.Client); c >= 1 && c <= clients {
+						owed[c] += v.Ops
+					}
 				case demo.Call:
-					at[id{v.Client, v.Seq}] = len(items)
-					calls[v.Client]++
-					items = append(items, Item{Name: fmt.Sprintf("%s#%d", r.Final[v.Client].Name, v.Seq), Start: o.Time})
+					s := ix.slot(v.Client, v.Seq)
+					itemOf = grown(itemOf, s)
+					itemOf[s] = int32(len(calls)) + 1
+					if c := int(v.Client); c >= 1 && c <= clients {
+						nCalls[c]++
+					}
+					calls, start = append(calls, int32(i)), append(start, o.Time)
+					doneAt, completed = append(doneAt, 0), append(completed, false)
 				case demo.Return:
-					if i, ok := at[id{v.Client, v.Seq}]; ok && !items[i].Completed {
-						items[i].Done, items[i].Completed = o.Time, true
+					s := ix.slot(v.Client, v.Seq)
+					if int(s) < len(itemOf) && itemOf[s] != 0 {
+						if it := itemOf[s] - 1; !completed[it] {
+							doneAt[it], completed[it] = o.Time, true
+						}
 					}
 				}
 			}
+			type never struct{ c, n int }
+			var missing []never
 			for c := 1; c <= clients; c++ {
-				for n := calls[sim.NodeID(c)]; n < owed[sim.NodeID(c)]; n++ {
-					items = append(items, Item{Name: fmt.Sprintf("c%d#%d (never issued)", c, n+1)})
+				for n := nCalls[c]; n < owed[c]; n++ {
+					missing = append(missing, never{c, n + 1})
 				}
 			}
-			return items
+			return itemList{
+				n: len(calls) + len(missing),
+				at: func(i int) Item {
+					if i < len(calls) {
+						return Item{Start: start[i], Done: doneAt[i], Completed: completed[i]}
+					}
+					return Item{}
+				},
+				name: func(i int) string {
+					if i < len(calls) {
+						v := h[calls[i]].Value.(demo.Call)
+						return fmt.Sprintf("%s#%d", r.Final[v.Client].Name, v.Seq)
+					}
+					m := missing[i-len(calls)]
+					return fmt.Sprintf("c%d#%d (never issued)", m.c, m.n)
+				},
+			}
 		}),
 	}
+}
+
+// demoLinearizable is the demo's linearizability property: checker.Linearizable over
+// DemoOps, except that a history its witness explains (demoWitnessed) passes without
+// building porcupine's operations. The verdict is the same either way; a run report
+// (Run.Visualize) takes the full check, which draws the operations.
+func demoLinearizable(clients int) checker.Property {
+	full := checker.Linearizable("demo/linearizable", checker.Counters(), func(r *checker.Run) ([]checker.Operation, error) {
+		return demoOps(r, clients)
+	}, 0)
+	fast := full
+	fast.Check = func(r *checker.Run) error {
+		if !r.Visualize && demoWitnessed(r.History(), clients) {
+			return nil
+		}
+		return full.Check(r)
+	}
+	return fast
+}
+
+// demoWitnessed reports whether a demo history is linearizable by its witness, as
+// checker.CheckLinearizable decides from DemoOps' points (Operation.At, the server's
+// first "applied"): every operation that took effect did so between its call and its
+// return, and each key's counter stepped in that order gives every reply. One pass over
+// the history, with 13 bytes per operation. false means not proved this way (the full
+// check decides: it may still be linearizable, or the history may be malformed).
+func demoWitnessed(h checker.History, clients int) bool {
+	const (
+		called   = 1
+		applied  = 2
+		returned = 3
+	)
+	ix := newDemoIndex(h, clients)
+	var state []uint8   // by slot
+	var callObs []int32 // by slot: its call observation
+	var want []int64    // by slot: the reply its point gives
+	counters := map[string]int64{}
+	for i := range h {
+		o := &h[i]
+		switch o.Kind {
+		case "call":
+			c, ok := o.Value.(demo.Call)
+			if !ok {
+				return false
+			}
+			s := ix.slot(c.Client, c.Seq)
+			state, callObs, want = grown(state, s), grown(callObs, s), grown(want, s)
+			if state[s] != 0 {
+				return false // a second call of one identity: malformed
+			}
+			state[s], callObs[s] = called, int32(i)
+		case "applied":
+			a, ok := o.Value.(demo.Applied)
+			if !ok {
+				continue
+			}
+			s := ix.slot(a.Client, a.Seq)
+			state, callObs, want = grown(state, s), grown(callObs, s), grown(want, s)
+			switch state[s] {
+			case 0:
+				return false // applied before it was called (or never called)
+			case called: // its point: the counter steps
+				c := h[callObs[s]].Value.(demo.Call)
+				if c.Op == demo.OpAdd {
+					counters[c.Key] += c.Arg
+				}
+				want[s], state[s] = counters[c.Key], applied
+			}
+		case "return":
+			v, ok := o.Value.(demo.Return)
+			if !ok {
+				return false
+			}
+			s := ix.slot(v.Client, v.Seq)
+			state = grown(state, s)
+			if state[s] != applied || want[s] != v.Value {
+				return false // no point before it, a second return, or another value
+			}
+			state[s] = returned
+		}
+	}
+	return true
+}
+
+// demoIndex numbers the operations of a demo history densely: operation seq of client
+// c, when c is a client that issued at least seq calls, is slot base[c]+seq-1 (a
+// correct client numbers its calls 1, 2, …); any other identity a broken variant makes
+// up gets a slot of its own after those.
+type demoIndex struct {
+	base  []int32 // by client: the first slot; base[c+1]-base[c] is c's calls
+	extra map[demoID]int32
+	next  int32 // the next extra slot
+}
+
+type demoID struct {
+	c sim.NodeID
+	s int64
+}
+
+func newDemoIndex(h checker.History, clients int) *demoIndex {
+	base := make([]int32, clients+2)
+	for i := range h {
+		if v, ok := h[i].Value.(demo.Call); ok && v.Client >= 1 && int(v.Client) <= clients {
+			base[v.Client+1]++
+		}
+	}
+	for c := 1; c < len(base); c++ {
+		base[c] += base[c-1]
+	}
+	return &demoIndex{base: base, next: base[len(base)-1]}
+}
+
+// slot returns the slot of operation seq of client c.
+func (x *demoIndex) slot(c sim.NodeID, seq int64) int32 {
+	if c >= 0 && int(c)+1 < len(x.base) && seq >= 1 && seq <= int64(x.base[c+1]-x.base[c]) {
+		return x.base[c] + int32(seq-1)
+	}
+	id := demoID{c, seq}
+	s, ok := x.extra[id]
+	if !ok {
+		if x.extra == nil {
+			x.extra = map[demoID]int32{}
+		}
+		s = x.next
+		x.extra[id] = s
+		x.next++
+	}
+	return s
+}
+
+// grown returns xs with room for index i (new elements zero).
+func grown[T any](xs []T, i int32) []T {
+	if int(i) < len(xs) {
+		return xs
+	}
+	return append(xs, make([]T, int(i)+1-len(xs))...)
 }
 
 // DemoOps pairs the demo's call and return observations into operations on
@@ -213,40 +393,74 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 // linearization point (checker.Operation.At): the check replays that order and
 // searches only if it does not explain the history.
 func DemoOps(r *checker.Run) ([]checker.Operation, error) {
-	type id struct {
-		c sim.NodeID
-		s int64
+	clients := 0
+	for i := range r.History() {
+		if v, ok := r.History()[i].Value.(demo.Call); ok {
+			clients = max(clients, int(v.Client))
+		}
 	}
-	ops, err := checker.Ops(r.History(), checker.CallReturn[demo.Call, demo.Return]{
-		Call: "call", Return: "return",
-		CallID:   func(c demo.Call) any { return id{c.Client, c.Seq} },
-		ReturnID: func(v demo.Return) any { return id{v.Client, v.Seq} },
-		Key:      func(c demo.Call) string { return c.Key },
-		Input: func(c demo.Call) any {
-			if c.Op == demo.OpAdd {
-				return checker.CounterInput{Op: checker.CounterAdd, Key: c.Key, Delta: c.Arg}
+	return demoOps(r, clients)
+}
+
+// demoOps is DemoOps for a run of the given number of clients.
+func demoOps(r *checker.Run, clients int) ([]checker.Operation, error) {
+	h := r.History()
+	ix := newDemoIndex(h, clients)
+	var opOf []int32                                             // by slot: 1 + its operation
+	var closed []bool                                            // by slot: returned
+	var firstAt []int64                                          // by slot: its first "applied" observation
+	ops := make([]checker.Operation, 0, ix.base[len(ix.base)-1]) // every call of a client
+	for i := range h {
+		o := &h[i]
+		switch o.Kind {
+		case "call":
+			c, ok := o.Value.(demo.Call)
+			if !ok {
+				return nil, fmt.Errorf("observation #%d: call payload is %T, want %T", o.Index, o.Value, c)
 			}
-			return checker.CounterInput{Op: checker.CounterGet, Key: c.Key}
-		},
-		Output: func(_ demo.Call, v demo.Return) any { return v.Value },
-	})
-	if err != nil {
-		return nil, err
-	}
-	calls := map[int64]id{} // call observation index → operation
-	applied := map[id]int64{}
-	for _, o := range r.History() {
-		switch v := o.Value.(type) {
-		case demo.Call:
-			calls[o.Index] = id{v.Client, v.Seq}
-		case demo.Applied:
-			if _, dup := applied[id{v.Client, v.Seq}]; !dup {
-				applied[id{v.Client, v.Seq}] = o.Index
+			s := ix.slot(c.Client, c.Seq)
+			opOf, closed = grown(opOf, s), grown(closed, s)
+			if opOf[s] != 0 {
+				return nil, fmt.Errorf("observation #%d: second call with identity %v", o.Index, demoID{c.Client, c.Seq})
+			}
+			in := checker.CounterInput{Op: checker.CounterGet, Key: c.Key}
+			if c.Op == demo.OpAdd {
+				in = checker.CounterInput{Op: checker.CounterAdd, Key: c.Key, Delta: c.Arg}
+			}
+			ops = append(ops, checker.Operation{Key: c.Key, Client: int(o.Node), Input: in, Call: o.Index, Pending: true})
+			opOf[s] = int32(len(ops))
+		case "return":
+			v, ok := o.Value.(demo.Return)
+			if !ok {
+				return nil, fmt.Errorf("observation #%d: return payload is %T, want %T", o.Index, o.Value, v)
+			}
+			s := ix.slot(v.Client, v.Seq)
+			opOf, closed = grown(opOf, s), grown(closed, s)
+			switch {
+			case closed[s]:
+				return nil, fmt.Errorf("observation #%d: second return for identity %v", o.Index, demoID{v.Client, v.Seq})
+			case opOf[s] == 0:
+				return nil, fmt.Errorf("observation #%d: return for identity %v without a call", o.Index, demoID{v.Client, v.Seq})
+			}
+			closed[s] = true
+			op := &ops[opOf[s]-1]
+			op.Pending, op.Return, op.Output = false, o.Index, v.Value
+		case "applied":
+			a, ok := o.Value.(demo.Applied)
+			if !ok {
+				continue
+			}
+			s := ix.slot(a.Client, a.Seq)
+			firstAt = grown(firstAt, s)
+			if firstAt[s] == 0 {
+				firstAt[s] = o.Index
 			}
 		}
 	}
-	for i := range ops {
-		ops[i].At = applied[calls[ops[i].Call]]
+	for s, op := range opOf {
+		if op != 0 && s < len(firstAt) {
+			ops[op-1].At = firstAt[s]
+		}
 	}
 	return ops, nil
 }
