@@ -211,7 +211,7 @@ func cmdCheck(e *env, args []string) error {
 			return err
 		}
 		if *reportDir != "" {
-			data, err := os.ReadFile(trace)
+			data, err := scenarios.ReadTrace(trace)
 			if err != nil {
 				return fmt.Errorf("check: %w", err)
 			}

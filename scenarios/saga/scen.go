@@ -2,12 +2,12 @@ package sagascen
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/internal/inputfile"
 	"github.com/simrun-dev/simrun/protocols/saga"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
@@ -216,7 +216,7 @@ func fileSystem(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error
 	if file == "" {
 		file = "paper.saga"
 	} else {
-		data, err := os.ReadFile(file)
+		data, err := inputfile.Read(file, saga.MaxConfigBytes)
 		if err != nil {
 			return nil, fmt.Errorf("parameter file: %v", err)
 		}
