@@ -51,3 +51,32 @@ func TestSagaFileBounded(t *testing.T) {
 	os.WriteFile(trace, []byte(zero), 0o644)
 	refusedWith(t, "parameter file: /dev/zero is not a regular file", "replay", trace)
 }
+
+// Issue 34, class 3: saga/parallel's fail names an action that exists, or none (a
+// name that matched nothing was accepted, and nothing failed).
+func TestSagaFailValidated(t *testing.T) {
+	for _, f := range []string{"bogus", "nope:doX", ":", "a4:doNothing", "a9:doReceipt"} {
+		refusedWith(t, "parameter fail=", "run", "saga/parallel", "-p", "fail="+f)
+	}
+	for _, f := range []string{"none", "a4:doReceipt", "a1:doBook"} {
+		if code, _, errs := simrun("run", "saga/parallel", "-p", "fail="+f); code != 0 {
+			t.Errorf("fail=%s: exit %d %s", f, code, errs)
+		}
+	}
+}
+
+// Issue 34, class 3: a lease the replication protocol cannot hold is refused, naming
+// the constraint (lease=1ms ended in a liveness violation that read as a bug).
+func TestReplicationLeaseValidated(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "replication/basic", "-p", "lease=1ms"},
+		{"run", "replication/basic", "-p", "lease=24ms"},
+		{"run", "replication/case-4.5.1", "-p", "lease=10ms"},
+		{"run", "replication/failover", "-p", "leases=300ms,5ms", "-p", "seeds=1"},
+	} {
+		refusedWith(t, "more than 24ms (a renewal every third of the lease", args...)
+	}
+	if code, _, errs := simrun("run", "replication/basic", "-p", "lease=25ms"); code != 0 {
+		t.Errorf("lease=25ms: exit %d %s", code, errs)
+	}
+}
