@@ -320,11 +320,15 @@ func (p Plan) Compile(names []string) ([]sim.Time, []sim.Fault, error) {
 	if err := p.Validate(names); err != nil {
 		return nil, nil, err
 	}
+	pos := make(map[string]sim.NodeID, len(names))
+	for i, n := range names {
+		pos[n] = sim.NodeID(i)
+	}
 	id := func(n string) sim.NodeID {
 		if n == "*" {
 			return sim.Any
 		}
-		return sim.NodeID(slices.Index(names, n))
+		return pos[n] // Validate found every name
 	}
 	ts := make([]sim.Time, len(p.Events))
 	fs := make([]sim.Fault, len(p.Events))
