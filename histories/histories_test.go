@@ -183,6 +183,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(`{:process 0, :type :invoke, :f :read, :value nil}`)
 	f.Add(`{"process": 1, "type": "ok", "f": "cas", "value": [1, 2]}`)
 	f.Add("INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]")
+	// issue 34's inputs
+	f.Add("\uFEFF{:process 0, :type :invoke, :f :read, :value nil}")
+	f.Add(`{"process": 0, "type": "invoke", "f": "read", "type": "ok", "key": "\ud800"}`)
+	f.Add("{\"process\": 0, \"type\": \"invoke\", \"f\": \"read\", \"key\": \"\xff\"}")
+	f.Add("INFO  jepsen.util - 0\t:invoke\t:write\nINFO  jepsen.util - :nemesis\t:info\t:start\tnil")
+	f.Add("{:process 0, :type :invoke, :f :write, :value 1}\n{:process 0, :type :ok, :f :read, :value 1}")
 	f.Fuzz(func(t *testing.T, h string) {
 		evs, err := Parse("f", strings.NewReader(h), "")
 		if err == nil {
