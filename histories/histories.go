@@ -275,30 +275,47 @@ func parseJSON(text string) (Event, error) {
 	return ev, nil
 }
 
-// duplicateKey returns a key the JSON object text has twice, if any (encoding/json
-// keeps the last value silently).
+// duplicateKey returns a key the JSON object text has twice at its top level, if any
+// (encoding/json keeps the last value silently). One pass over the bytes: a key is a
+// string at depth 1 that follows '{' or ','. Keys are compared as encoding/json
+// matches them to fields, ignoring case (a key written with \u escapes is not
+// unescaped: such a line is not one a recorder writes).
 func duplicateKey(text string) (string, bool) {
-	dec := json.NewDecoder(strings.NewReader(text))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		k, ok := t.(string)
-		if !ok {
-			return "", false
-		}
-		if seen[k] {
-			return k, true
-		}
-		seen[k] = true
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return "", false
+	var keys [8]string // a history line has at most five
+	n, depth, expectKey := 0, 0, false
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(text) && text[j] != '"' {
+				if text[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(text) {
+				return "", false
+			}
+			if depth == 1 && expectKey {
+				k := text[i+1 : j]
+				for _, seen := range keys[:n] {
+					if strings.EqualFold(seen, k) { // encoding/json matches fields so
+						return k, true
+					}
+				}
+				if n < len(keys) {
+					keys[n], n = k, n+1
+				}
+				expectKey = false
+			}
+			i = j
+		case '{', '[':
+			depth++
+			expectKey = c == '{' && depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
 		}
 	}
 	return "", false

@@ -249,6 +249,7 @@ func TestMalformedRefused(t *testing.T) {
 		{"invalid UTF-8 escaped in an EDN key", "register", `{:process 0, :type :invoke, :f :read, :key "\xff", :value nil}` + "\n", `h:1: :key "\xff" is not valid UTF-8`},
 		{"byte-order mark", "register", "\uFEFF" + inv("read", "null"), "h:1: the history starts with a UTF-8 byte-order mark"},
 		{"duplicated JSON key", "register", inv("write", "1") + `{"process": 0, "type": "ok", "f": "write", "type": "fail", "value": 1}` + "\n", `h:2: key "type" appears twice`},
+		{"the same key in another case", "register", `{"process": 0, "type": "invoke", "f": "read", "TYPE": "ok", "value": null}` + "\n", `h:1: key "TYPE" appears twice`},
 		{"duplicated EDN key", "register", `{:process 0, :type :invoke, :f :read, :process 1, :value nil}` + "\n", "h:1: :process appears twice"},
 	} {
 		evs, err := Parse("h", strings.NewReader(c.h), "")
