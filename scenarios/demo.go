@@ -143,7 +143,7 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 			Name: "demo/at-most-once", Class: checker.Safety,
 			Check: func(r *checker.Run) error {
 				ix := newDemoIndex(r.History(), clients)
-				var seen []sim.Time // by slot: 1 + when it was applied, 0 if not yet
+				seen := make([]sim.Time, ix.n()) // by slot: 1 + when it was applied, 0 if not yet
 				for i := range r.History() {
 					o := &r.History()[i]
 					if o.Kind != "applied" {
@@ -165,8 +165,8 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 			Name: "demo/replies-match", Class: checker.Safety,
 			Check: func(r *checker.Run) error {
 				ix := newDemoIndex(r.History(), clients)
-				var applied []int64 // by slot: the value last computed
-				var done []bool
+				applied := make([]int64, ix.n()) // by slot: the value last computed
+				done := make([]bool, ix.n())
 				for i := range r.History() {
 					if o := &r.History()[i]; o.Kind == "applied" {
 						a := o.Value.(demo.Applied)
@@ -199,10 +199,11 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 			// while it was down is lost with its work); each returns within the bound.
 			h := r.History()
 			ix := newDemoIndex(h, clients)
-			var calls []int32 // the call observation of each item, in call order
-			var start, doneAt []sim.Time
-			var completed []bool
-			var itemOf []int32 // by slot: 1 + the item of its latest call
+			n := ix.n()
+			calls := make([]int32, 0, n) // the call observation of each item, in call order
+			start, doneAt := make([]sim.Time, 0, n), make([]sim.Time, 0, n)
+			completed := make([]bool, 0, n)
+			itemOf := make([]int32, n) // by slot: 1 + the item of its latest call
 			nCalls := make([]int, clients+1)
 			owed := make([]int, clients+1)
 			for i := range h {
@@ -289,9 +290,9 @@ func demoWitnessed(h checker.History, clients int) bool {
 		returned = 3
 	)
 	ix := newDemoIndex(h, clients)
-	var state []uint8   // by slot
-	var callObs []int32 // by slot: its call observation
-	var want []int64    // by slot: the reply its point gives
+	state := make([]uint8, ix.n())   // by slot
+	callObs := make([]int32, ix.n()) // by slot: its call observation
+	want := make([]int64, ix.n())    // by slot: the reply its point gives
 	counters := map[string]int64{}
 	for i := range h {
 		o := &h[i]
@@ -368,6 +369,10 @@ func newDemoIndex(h checker.History, clients int) *demoIndex {
 	return &demoIndex{base: base, next: base[len(base)-1]}
 }
 
+// n is the number of dense slots (every call of a client): the properties size their
+// arrays by it, so that only a broken variant's made-up identities grow them.
+func (x *demoIndex) n() int { return int(x.base[len(x.base)-1]) }
+
 // slot returns the slot of operation seq of client c.
 func (x *demoIndex) slot(c sim.NodeID, seq int64) int32 {
 	if c >= 0 && int(c)+1 < len(x.base) && seq >= 1 && seq <= int64(x.base[c+1]-x.base[c]) {
@@ -413,10 +418,10 @@ func DemoOps(r *checker.Run) ([]checker.Operation, error) {
 func demoOps(r *checker.Run, clients int) ([]checker.Operation, error) {
 	h := r.History()
 	ix := newDemoIndex(h, clients)
-	var opOf []int32                                             // by slot: 1 + its operation
-	var closed []bool                                            // by slot: returned
-	var firstAt []int64                                          // by slot: its first "applied" observation
-	ops := make([]checker.Operation, 0, ix.base[len(ix.base)-1]) // every call of a client
+	opOf := make([]int32, ix.n())               // by slot: 1 + its operation
+	closed := make([]bool, ix.n())              // by slot: returned
+	firstAt := make([]int64, ix.n())            // by slot: its first "applied" observation
+	ops := make([]checker.Operation, 0, ix.n()) // every call of a client
 	for i := range h {
 		o := &h[i]
 		switch o.Kind {

@@ -11,6 +11,7 @@ import (
 func TestTuneGC(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
+	limit := debug.SetMemoryLimit(-1)
 	restore := scenarios.TuneGC()
 	now := debug.SetGCPercent(-1)
 	debug.SetGCPercent(now)
@@ -21,6 +22,9 @@ func TestTuneGC(t *testing.T) {
 	restore()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("restore left %d, want 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Fatalf("restore left a memory limit of %d, want %d", got, limit)
 	}
 }
 
