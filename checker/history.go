@@ -13,15 +13,23 @@ import (
 // virtual time.
 type History []sim.Observation
 
-// Kind returns the observations of the given kinds, in order.
+// Kind returns the observations of the given kinds, in order (in a slice of their
+// number: a history of millions of observations is not copied twice over).
 func (h History) Kind(kinds ...string) History {
-	var out History
-	for _, o := range h {
-		for _, k := range kinds {
-			if o.Kind == k {
-				out = append(out, o)
-				break
-			}
+	is := func(o *sim.Observation) bool { return slices.Contains(kinds, o.Kind) }
+	n := 0
+	for i := range h {
+		if is(&h[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(History, 0, n)
+	for i := range h {
+		if is(&h[i]) {
+			out = append(out, h[i])
 		}
 	}
 	return out
@@ -64,10 +72,19 @@ func (h History) Kinds() []string {
 // Values returns the values of the observations of one kind, asserted to T. An
 // observation of that kind with another value type panics (a protocol bug).
 func Values[T any](h History, kind string) []T {
-	var out []T
-	for _, o := range h {
-		if o.Kind == kind {
-			out = append(out, o.Value.(T))
+	n := 0
+	for i := range h {
+		if h[i].Kind == kind {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, 0, n)
+	for i := range h {
+		if h[i].Kind == kind {
+			out = append(out, h[i].Value.(T))
 		}
 	}
 	return out

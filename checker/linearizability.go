@@ -201,112 +201,106 @@ func checkKeyed(modelFor func(key string) porcupine.Model, same bool, ops []Oper
 }
 
 // witnessedKeys returns the operations of the keys that still need a search, and how
-// many keys their witnessed points (Operation.At) proved linearizable.
+// many keys their witnessed points (Operation.At) proved linearizable. Keys are taken
+// by index, not by copy: a history of millions of operations is checked in about the
+// memory of its operations.
 func witnessedKeys(modelFor func(key string) porcupine.Model, ops []Operation) (search []Operation, proved int) {
 	var order []string
-	var groups [][]Operation
-	if runs, ok := keyRuns(ops); ok {
-		// Each key's operations are contiguous (the usual way histories are built,
-		// key by key): its run is a subslice, nothing is copied.
-		for _, r := range runs {
-			order, groups = append(order, ops[r[0]].Key), append(groups, ops[r[0]:r[1]])
+	var groups [][]int32
+	byKey := map[string]int{}
+	for i := range ops {
+		g, ok := byKey[ops[i].Key]
+		if !ok {
+			g = len(order)
+			byKey[ops[i].Key] = g
+			order, groups = append(order, ops[i].Key), append(groups, nil)
 		}
-	} else {
-		byKey := map[string]int{}
-		for _, o := range ops {
-			i, ok := byKey[o.Key]
-			if !ok {
-				i = len(order)
-				byKey[o.Key] = i
-				order, groups = append(order, o.Key), append(groups, nil)
-			}
-			groups[i] = append(groups[i], o)
-		}
+		groups[g] = append(groups[g], int32(i))
 	}
-	for i, k := range order {
-		if witnessed(modelFor(k), groups[i]) {
+	for g, k := range order {
+		if witnessed(modelFor(k), ops, groups[g]) {
 			proved++
 			continue
 		}
-		search = append(search, groups[i]...)
+		for _, i := range groups[g] {
+			search = append(search, ops[i])
+		}
 	}
 	return search, proved
 }
 
-// keyRuns returns the [start, end) runs of equal keys of ops, and whether every key
-// has one run only (its operations are contiguous).
-func keyRuns(ops []Operation) (runs [][2]int, ok bool) {
-	done := map[string]bool{}
-	for i := 0; i < len(ops); {
-		j := i + 1
-		for j < len(ops) && ops[j].Key == ops[i].Key {
-			j++
-		}
-		if done[ops[i].Key] {
-			return nil, false
-		}
-		done[ops[i].Key] = true
-		runs = append(runs, [2]int{i, j})
-		i = j
-	}
-	return runs, true
-}
-
-// witnessed reports whether one key's operations are linearizable in the order of
-// their points: each inside its call and return, the model accepting every output.
-func witnessed(m porcupine.Model, ops []Operation) (ok bool) {
+// witnessed reports whether one key's operations (ops[i] for i in idx) are
+// linearizable in the order of their points: each inside its call and return, the
+// model accepting every output.
+func witnessed(m porcupine.Model, ops []Operation, idx []int32) (ok bool) {
 	if m.Step == nil || m.Init == nil {
 		return false
 	}
-	seq := make([]Operation, 0, len(ops))
-	for _, o := range ops {
+	seq := make([]int32, 0, len(idx))
+	for _, i := range idx {
+		o := &ops[i]
 		switch {
 		case o.Pending && o.At == 0:
 			continue // it never took effect: allowed for a call that never returned
 		case o.At == 0 || o.At < o.Call || (!o.Pending && o.At > o.Return):
 			return false // no (valid) point
 		}
-		if o.Pending {
-			o.Output = nil // it took effect, its answer never came: the models accept any
-		}
-		seq = append(seq, o)
+		seq = append(seq, i)
 	}
-	slices.SortFunc(seq, func(a, b Operation) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(seq, func(a, b int32) int { return cmp.Compare(ops[a].At, ops[b].At) })
 	defer func() {
 		if recover() != nil {
 			ok = false // a model that panics is left to the guarded search
 		}
 	}()
-	parts := [][]Operation{seq}
+	parts := [][]int32{seq}
 	if m.Partition != nil {
 		// the model's own partition (by key inside a multi-key value, say), each
-		// replayed from the initial state in point order
-		at := map[int64]Operation{}
+		// replayed from the initial state in point order; an operation is found again
+		// by its call, which is unique
 		pops := make([]porcupine.Operation, len(seq))
-		for i, o := range seq {
-			at[o.Call] = o
-			pops[i] = porcupine.Operation{ClientId: o.Client, Input: o.Input, Call: o.Call, Output: o.Output, Return: o.Return}
+		for j, i := range seq {
+			o := &ops[i]
+			pops[j] = porcupine.Operation{ClientId: o.Client, Input: o.Input, Call: o.Call, Output: output(o), Return: o.Return}
 		}
-		parts = nil
-		for _, p := range m.Partition(pops) {
-			var part []Operation
-			for _, po := range p {
-				part = append(part, at[po.Call])
+		pp := m.Partition(pops)
+		if len(pp) != 1 || len(pp[0]) != len(seq) {
+			byCall := slices.Clone(seq)
+			slices.SortFunc(byCall, func(a, b int32) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
+			parts = make([][]int32, 0, len(pp))
+			for _, p := range pp {
+				part := make([]int32, 0, len(p))
+				for _, po := range p {
+					j, found := slices.BinarySearchFunc(byCall, po.Call, func(i int32, call int64) int { return cmp.Compare(ops[i].Call, call) })
+					if !found {
+						return false // the partition made up an operation: leave it to the search
+					}
+					part = append(part, byCall[j])
+				}
+				slices.SortStableFunc(part, func(a, b int32) int { return cmp.Compare(ops[a].At, ops[b].At) })
+				parts = append(parts, part)
 			}
-			slices.SortFunc(part, func(a, b Operation) int { return cmp.Compare(a.At, b.At) })
-			parts = append(parts, part)
 		}
 	}
 	for _, part := range parts {
 		st := m.Init()
-		for _, o := range part {
+		for _, i := range part {
 			var good bool
-			if good, st = m.Step(st, o.Input, o.Output); !good {
+			if good, st = m.Step(st, ops[i].Input, output(&ops[i])); !good {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// output is what the model sees as o's output in a witness: a pending operation that
+// took effect had its answer lost, and the models accept any (nil).
+func output(o *Operation) any {
+	if o.Pending {
+		return nil
+	}
+	return o.Output
 }
 
 // tagged is an input of the combined model of CheckLinearizableKeyed: the index of

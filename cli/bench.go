@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/simrun-dev/simrun/reports"
+	"github.com/simrun-dev/simrun/scenarios/scenariotest"
 	"github.com/simrun-dev/simrun/sim/simbench"
 )
 
@@ -33,7 +35,10 @@ func init() {
 		name:  "bench",
 		args:  "[--run REGEXP]",
 		short: "run the benchmarks, each as a ratio to a reference measured in the same run",
-		run:   cmdBench,
+		long: "Scale and ScaleIdle run demo/happy with 100 000 clients (30 operations each; none) on one core\n" +
+			"and report wall and CPU time, peak resident memory and bytes per node, beside a reference\n" +
+			"(a bare history of as many observations; a bare kernel of as many idle nodes).",
+		run: cmdBench,
 	})
 }
 
@@ -65,8 +70,60 @@ func cmdBench(e *env, args []string) error {
 		ratio := float64(r.NsPerOp()) / float64(max(ref.NsPerOp(), 1))
 		t.Add(b.name, r.NsPerOp(), r.AllocsPerOp(), b.reference, ref.NsPerOp(), ref.AllocsPerOp(), fmt.Sprintf("%.2fx", ratio), b.target)
 	}
-	if len(t.Rows) == 0 {
+	scale, err := scaleTable(e, re)
+	if err != nil {
+		return err
+	}
+	if len(t.Rows) == 0 && scale == nil {
 		return usageErr("bench: no benchmark matches %q", *filter)
 	}
-	return t.WriteText(e.stdout)
+	if len(t.Rows) > 0 {
+		if err := t.WriteText(e.stdout); err != nil {
+			return err
+		}
+	}
+	if scale != nil {
+		if len(t.Rows) > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		return scale.WriteText(e.stdout)
+	}
+	return nil
+}
+
+// scaleTable runs the scale benchmarks whose names match re (nil if none does).
+func scaleTable(e *env, re *regexp.Regexp) (*reports.Table, error) {
+	t := reports.NewTable("", "benchmark", "nodes", "events", "wall", "cpu", "peak RSS", "bytes/node",
+		"reference", "wall", "cpu", "peak RSS", "memory ratio", "cpu ratio", "target")
+	for _, b := range []struct {
+		name   string
+		ops    int
+		target string
+	}{
+		{"Scale", scenariotest.ScaleOps, fmt.Sprintf("<= %d GiB, <= %d s on one core", scenariotest.ScaleTarget>>30, scenariotest.ScaleSeconds)},
+		{"ScaleIdle", 0, fmt.Sprintf("<= %d KiB per idle node", scenariotest.ScaleIdleNode>>10)},
+	} {
+		if !re.MatchString(b.name) {
+			continue
+		}
+		if e.tty {
+			fmt.Fprintf(e.stderr, "running %s (%d clients, %d operations each) and its reference...\n", b.name, scenariotest.ScaleClients, b.ops)
+		}
+		r, err := scenariotest.Scale(scenariotest.ScaleClients, b.ops)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", b.name, err)
+		}
+		sec := func(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+		mib := func(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
+		t.Add(b.name, r.Nodes, r.Events, sec(r.Run.Wall), sec(r.Run.CPU), mib(r.Run.Peak), fmt.Sprintf("%.0f", r.PerNode()),
+			r.Reference, sec(r.Ref.Wall), sec(r.Ref.CPU), mib(r.Ref.Peak), fmt.Sprintf("%.2fx", r.MemRatio()), fmt.Sprintf("%.2fx", r.CPURatio()), b.target)
+		if r.Run.Sampled {
+			t.Notes = append(t.Notes, b.name+": peak memory sampled from the Go runtime (this system cannot reset its peak RSS)")
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil, nil
+	}
+	t.Notes = append(t.Notes, "peak RSS is the process's; memory ratio compares growth over each one's starting RSS")
+	return t, nil
 }

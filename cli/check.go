@@ -288,7 +288,7 @@ func checkOne(e *env, m *model.Model, sys model.System, p *model.Params, o model
 			return nil, "", err
 		}
 		if cf.reportDir != "" {
-			data, err := os.ReadFile(trace)
+			data, err := scenarios.ReadTrace(trace)
 			if err != nil {
 				return nil, "", fmt.Errorf("check: %w", err)
 			}

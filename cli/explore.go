@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,7 +41,7 @@ func cmdExplore(e *env, args []string) error {
 	fs := newFlags(e, c)
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
 	public := fs.Bool("public", false, "allow an address other than loopback (the explorer has no authentication)")
-	maxStates := fs.Int64("max-states", 0, "bound the page's model check to `N` distinct states (default: no bound)")
+	maxStates := fs.Int64("max-states", 0, "bound the page's model check to `N` distinct states, N > 0 (default: no bound)")
 	workers := fs.Int("workers", 1, "BFS workers of the page's model check")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable; models only)")
@@ -51,8 +52,11 @@ func cmdExplore(e *env, args []string) error {
 	if err := exactlyArgs(c, pos, 1); err != nil {
 		return err
 	}
-	if *maxStates < 0 {
-		return usageErr("explore: --max-states must be >= 0 (0 = no bound)")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["max-states"] && *maxStates <= 0 {
+		// as simrun check says: omit it for no bound
+		return usageErr("explore: --max-states must be > 0 (got %d; omit it for no bound)", *maxStates)
 	}
 	if *workers <= 0 || *workers > 255 {
 		return usageErr("explore: --workers must be 1 to 255")

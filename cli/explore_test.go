@@ -72,6 +72,7 @@ func TestExploreBadInput(t *testing.T) {
 		{"--addr", []string{"explore", "2pc", "--addr", "nonsense"}},
 		{"--workers", []string{"explore", "2pc", "--workers", "0"}},
 		{"--max-states", []string{"explore", "2pc", "--max-states", "-5"}},
+		{"--max-states must be > 0 (got 0; omit it for no bound)", []string{"explore", "2pc", "--max-states", "0"}}, // as check says
 	} {
 		oneLineErr(t, tc.want, tc.args...)
 	}

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
 	"github.com/simrun-dev/simrun/histories"
+	"github.com/simrun-dev/simrun/internal/inputfile"
 )
 
 func init() {
@@ -43,7 +43,7 @@ func cmdLincheck(e *env, args []string) error {
 	if *timeout <= 0 {
 		return usageErr("lincheck: --timeout must be positive")
 	}
-	f, err := os.Open(pos[0])
+	f, err := inputfile.Open(pos[0], histories.MaxBytes)
 	if err != nil {
 		return usageErr("lincheck: %v", err)
 	}

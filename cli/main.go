@@ -130,11 +130,14 @@ func Run(args []string, stdout, stderr io.Writer) int {
 // runMain runs the command line and returns the exit code. Internal panics become exit
 // code 3 with a message, never a crash without one.
 func runMain(e *env, args []string) (code int) {
+	out := &checkedWriter{w: e.stdout}
+	e.stdout = out
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(e.stderr, "simrun: internal error: %v\n", r)
 			code = exitInternal
 		}
+		code = outputFailed(e, out, code)
 	}()
 	var err error
 	switch {
@@ -276,10 +279,11 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, emptyPaths(fs)
+			return pos, checkPaths(fs, pos)
 		}
 		if args[0] == "--" {
-			return append(pos, args[1:]...), emptyPaths(fs)
+			pos = append(pos, args[1:]...)
+			return pos, checkPaths(fs, pos)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]

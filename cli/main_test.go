@@ -182,7 +182,7 @@ func TestBadInput(t *testing.T) {
 	oneLineErr(t, `unknown parameter "colour"`, "run", "demo/happy", "-p", "colour=red")
 	oneLineErr(t, `malformed parameter "ops"`, "run", "demo/happy", "-p", "ops")
 	oneLineErr(t, `clients="100000000": want an integer in 1..200000`, "run", "demo/happy", "-p", "clients=100000000")
-	oneLineErr(t, "more than the limit of 10 000 000", "run", "demo/happy", "-p", "clients=100000", "-p", "ops=1000")
+	oneLineErr(t, "more than the limit of 3 000 000", "run", "demo/happy", "-p", "clients=100000", "-p", "ops=31")
 	oneLineErr(t, `ops="many"`, "run", "demo/happy", "-p", "ops=many")
 	oneLineErr(t, `retry="0s"`, "run", "demo/happy", "-p", "retry=0s")
 	oneLineErr(t, `entry 0 (restart): field "node"`, "run", "demo/happy", "--faults", badPlan)

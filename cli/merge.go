@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
+	"github.com/simrun-dev/simrun/internal/inputfile"
 	"github.com/simrun-dev/simrun/scenarios"
 )
 
@@ -63,24 +62,20 @@ func cmdMerge(e *env, args []string) error {
 	return nil
 }
 
+// maxShardBytes bounds a shard file (one lists at most --failures verdicts: a few
+// kilobytes each).
+const maxShardBytes = 64 << 20
+
 // readSweepResult reads one shard file; anything unreadable or not a sweep result is
 // bad input.
 func readSweepResult(path string) (*scenarios.SweepResult, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, maxShardBytes)
 	if err != nil {
 		return nil, usageErr("merge: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var r scenarios.SweepResult
-	if err := dec.Decode(&r); err != nil {
-		return nil, usageErr("merge: %s: not a sweep result: %s", path, oneLine(err.Error()))
+	r, err := scenarios.ParseSweepResult(b)
+	if err != nil {
+		return nil, usageErr("merge: %s: %s", path, oneLine(err.Error()))
 	}
-	if dec.More() {
-		return nil, usageErr("merge: %s: not a sweep result: trailing data", path)
-	}
-	if r.Format != scenarios.SweepFormat {
-		return nil, usageErr("merge: %s: not a sweep result (format %q, want %q)", path, r.Format, scenarios.SweepFormat)
-	}
-	return &r, nil
+	return r, nil
 }

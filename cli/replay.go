@@ -44,22 +44,33 @@ func cmdReplay(e *env, args []string) error {
 	if *events < 0 {
 		return usageErr("replay: --events must be >= 0 (0 draws every event), got %d", *events)
 	}
-	data, err := scenarios.ReadTrace(pos[0])
+	f, err := scenarios.OpenTrace(pos[0])
 	if err != nil {
 		return usageErr("replay: %v", err)
 	}
-	h, err := scenarios.ReadHeader(data)
+	defer f.Close()
+	ts, err := scenarios.NewTraceStream(f)
 	if err != nil {
 		return usageErr("replay: %s: %v", pos[0], err)
 	}
+	h := ts.Header
 	var res scenarios.ReplayResult
-	if h.Engine == "sim" {
+	var data []byte // the whole trace, when it is read whole
+	end := ""
+	if h.Engine == "sim" && *format == "text" {
+		// compared as it is read: a trace of any size
+		res, end, err = ts.Replay()
+	} else if data, err = ts.ReadAll(); err != nil {
+		return usageErr("replay: %s: %v", pos[0], err)
+	} else if h.Engine == "sim" {
 		res, err = scenarios.Replay(data)
+		end = scenarios.FooterEnd(data)
 	} else if rp, ok := replayers[h.Engine]; ok {
 		var got []byte
 		got, err = rp(data)
 		if err == nil {
 			res = scenarios.CompareLines(data, got)
+			end = scenarios.FooterEnd(data)
 		}
 	} else {
 		return usageErr("replay: %s: unknown trace engine %q", pos[0], h.Engine)
@@ -85,7 +96,7 @@ func cmdReplay(e *env, args []string) error {
 		// The footer's end was re-evaluated on the re-executed path (for a model
 		// counterexample: the property re-checked), so identical lines mean the
 		// verdict reproduced; say which.
-		if end := scenarios.FooterEnd(data); end != "" {
+		if end != "" {
 			what := "ends"
 			if strings.HasPrefix(end, "violation") || strings.HasPrefix(end, "witness") {
 				what = "reproduced"

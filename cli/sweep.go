@@ -82,7 +82,7 @@ func parseSeedRange(s string) (scenarios.SeedRange, error) {
 // Exactly one of the three must be present.
 func autoShard(getenv func(string) string) (string, error) {
 	var found []string
-	var shard string
+	var shard, from string // from: the variables that gave shard
 	num := func(name string) (int, error) {
 		v := getenv(name)
 		n, err := strconv.Atoi(v)
@@ -105,6 +105,7 @@ func autoShard(getenv func(string) string) (string, error) {
 			return "", err
 		}
 		shard = fmt.Sprintf("%d/%d", i+1, n)
+		from = fmt.Sprintf("JOB_COMPLETION_INDEX=%s and JOB_COMPLETIONS=%s", getenv("JOB_COMPLETION_INDEX"), getenv("JOB_COMPLETIONS"))
 	}
 	if getenv("SLURM_ARRAY_TASK_ID") != "" {
 		found = append(found, "Slurm")
@@ -123,15 +124,24 @@ func autoShard(getenv func(string) string) (string, error) {
 			return "", err
 		}
 		shard = fmt.Sprintf("%d/%d", id-lo+1, n)
+		from = fmt.Sprintf("SLURM_ARRAY_TASK_ID=%s", getenv("SLURM_ARRAY_TASK_ID"))
+		if v := getenv("SLURM_ARRAY_TASK_MIN"); v != "" {
+			from += ", SLURM_ARRAY_TASK_MIN=" + v
+		}
+		from += " and SLURM_ARRAY_TASK_COUNT=" + getenv("SLURM_ARRAY_TASK_COUNT")
 	}
 	if v := getenv("SIMRUN_SHARD"); v != "" {
 		found = append(found, "SIMRUN_SHARD")
-		shard = v
+		shard, from = v, fmt.Sprintf("SIMRUN_SHARD=%q", v)
 	}
 	switch len(found) {
 	case 0:
 		return "", usageErr("sweep: --shard auto: no shard in the environment (JOB_COMPLETION_INDEX with JOB_COMPLETIONS, SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or SIMRUN_SHARD=i/n)")
 	case 1:
+		// Said in the variables' terms: the user never typed the i/n they make.
+		if why := shardProblem(shard); why != "" {
+			return "", usageErr("sweep: --shard auto: %s (shard %s): %s", from, shard, why)
+		}
 		return shard, nil
 	}
 	return "", usageErr("sweep: --shard auto: more than one batch engine in the environment (%s): set --shard i/n", strings.Join(found, ", "))
@@ -139,21 +149,32 @@ func autoShard(getenv func(string) string) (string, error) {
 
 // parseShard reads "i/n" with 1 <= i <= n.
 func parseShard(s string) (i, n int, err error) {
+	if why := shardProblem(s); why != "" {
+		return 0, 0, usageErr("sweep: --shard %q: %s", s, why)
+	}
+	a, b, _ := strings.Cut(s, "/")
+	i, _ = strconv.Atoi(a)
+	n, _ = strconv.Atoi(b)
+	return i, n, nil
+}
+
+// shardProblem says what is wrong with "i/n" ("" if nothing).
+func shardProblem(s string) string {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
-		return 0, 0, usageErr("sweep: --shard %q: want i/n, e.g. 2/8", s)
+		return "want i/n, e.g. 2/8"
 	}
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	switch {
 	case err1 != nil || err2 != nil:
-		return 0, 0, usageErr("sweep: --shard %q: want i/n with whole numbers, e.g. 2/8", s)
+		return "want i/n with whole numbers, e.g. 2/8"
 	case n < 1:
-		return 0, 0, usageErr("sweep: --shard %q: the shard count must be at least 1", s)
+		return "the shard count must be at least 1"
 	case i < 1 || i > n:
-		return 0, 0, usageErr("sweep: --shard %q: the index must be between 1 and %d", s, n)
+		return fmt.Sprintf("the index must be between 1 and %d", n)
 	}
-	return i, n, nil
+	return ""
 }
 
 func cmdSweep(e *env, args []string) error {
@@ -210,6 +231,9 @@ func cmdSweep(e *env, args []string) error {
 		if shard, shards, err = parseShard(*shardS); err != nil {
 			return err
 		}
+	}
+	if err := checkSweepSize(seeds, shard, shards); err != nil {
+		return err
 	}
 	params, err := scenarios.ParseAssignments(ps)
 	if err != nil {

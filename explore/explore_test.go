@@ -480,6 +480,10 @@ func TestBadRequests(t *testing.T) {
 		{tts, "GET", "/api/step?k=-1", 400},
 		{tts, "GET", "/api/step?k=abc", 400},
 		{tts, "GET", "/api/step?k=99999999999999999999", 400},
+		{tts, "GET", "/api/step?k=", 400},    // issue 34: an empty value is not step 0
+		{tts, "GET", "/api/step?k=%ZZ", 400}, // nor a malformed escape
+		{tts, "GET", "/api/records?from=1&count=%", 400},
+		{tts, "GET", "/api/overview?width=", 400},
 		{tts, "GET", "/api/records?count=5000", 400},
 		{tts, "GET", "/api/records?from=-3", 400},
 		{tts, "GET", "/api/find?from=0&dir=sideways", 400},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -162,6 +163,12 @@ func guard(h http.Handler) http.Handler {
 			fail(w, http.StatusRequestURITooLong, "query of %d bytes (at most %d)", len(r.URL.RawQuery), MaxQuery)
 			return
 		}
+		// A malformed query (k=%ZZ) is an error, not a parameter dropped silently (Go's
+		// URL.Query drops it, and the page's step 0 answered).
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			fail(w, http.StatusBadRequest, "malformed query: %s", short(err.Error()))
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, 1<<10)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "no-store")
@@ -222,12 +229,12 @@ type recordJSON struct {
 
 func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	from, err := intParam(q.Get("from"), "from", 0, 0, len(s.tl.recs))
+	from, err := intParam(q, "from", 0, 0, len(s.tl.recs))
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	count, err := intParam(q.Get("count"), "count", 200, 1, MaxRecords)
+	count, err := intParam(q, "count", 200, 1, MaxRecords)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
@@ -244,7 +251,7 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) step(w http.ResponseWriter, r *http.Request) {
-	k, err := intParam(r.URL.Query().Get("k"), "k", 0, 0, s.tl.Steps)
+	k, err := intParam(r.URL.Query(), "k", 0, 0, s.tl.Steps)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
@@ -292,7 +299,7 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) find(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	from, err := intParam(q.Get("from"), "from", 0, 0, s.tl.Steps)
+	from, err := intParam(q, "from", 0, 0, s.tl.Steps)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
@@ -336,7 +343,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request) {
 // width buckets, and per node how many of its events fall in each, and in which
 // buckets it crashed.
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
-	width, err := intParam(r.URL.Query().Get("width"), "width", 600, 10, 4000)
+	width, err := intParam(r.URL.Query(), "width", 600, 10, 4000)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
@@ -378,7 +385,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("path")
 	if raw == "" {
-		raw = "0"
+		raw = "0" // the initial state
 	}
 	p, err := model.ParsePath(raw)
 	if err != nil {
@@ -506,11 +513,13 @@ func fail(w http.ResponseWriter, code int, format string, a ...any) {
 	w.Write(append(b, '\n'))
 }
 
-// intParam reads an integer query parameter in [lo, hi] ("" gives def).
-func intParam(v, name string, def, lo, hi int) (int, error) {
-	if v == "" {
+// intParam reads an integer query parameter: def when absent, an error when given
+// empty (k=) or not an integer in [lo, hi].
+func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
+	if !q.Has(name) {
 		return def, nil
 	}
+	v := q.Get(name)
 	n, err := strconv.Atoi(v)
 	if err != nil {
 		return 0, fmt.Errorf("%s=%q: want an integer", name, short(v))

@@ -135,8 +135,12 @@ func Generate(seed uint64, names []string, p Params) (Plan, error) {
 	if splittable == nil {
 		splittable = names
 	}
+	pos := make(map[string]int, len(names)) // by name: 100 000 nodes, not 10^10 compares
+	for i, n := range names {
+		pos[n] = i
+	}
 	for _, n := range append(slices.Clone(crashable), splittable...) {
-		if !slices.Contains(names, n) {
+		if _, ok := pos[n]; !ok {
 			return Plan{}, fmt.Errorf("faults: generator: unknown node %q", n)
 		}
 	}
@@ -251,7 +255,7 @@ func Generate(seed uint64, names []string, p Params) (Plan, error) {
 			for j := range group {
 				group[j] = splittable[order[j]]
 			}
-			slices.SortFunc(group, func(a, b string) int { return slices.Index(names, a) - slices.Index(names, b) })
+			slices.SortFunc(group, func(a, b string) int { return pos[a] - pos[b] })
 			if len(group) == len(names) {
 				continue
 			}

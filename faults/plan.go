@@ -39,13 +39,12 @@ package faults
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/simrun-dev/simrun/internal/inputfile"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -321,11 +320,15 @@ func (p Plan) Compile(names []string) ([]sim.Time, []sim.Fault, error) {
 	if err := p.Validate(names); err != nil {
 		return nil, nil, err
 	}
+	pos := make(map[string]sim.NodeID, len(names))
+	for i, n := range names {
+		pos[n] = sim.NodeID(i)
+	}
 	id := func(n string) sim.NodeID {
 		if n == "*" {
 			return sim.Any
 		}
-		return sim.NodeID(slices.Index(names, n))
+		return pos[n] // Validate found every name
 	}
 	ts := make([]sim.Time, len(p.Events))
 	fs := make([]sim.Fault, len(p.Events))
@@ -509,14 +512,9 @@ func (p Plan) Uses(kind string) bool {
 
 // Load reads and parses a plan file (validation needs the node names: see Validate).
 func Load(path string) (Plan, error) {
-	f, err := os.Open(path)
+	b, err := inputfile.Read(path, MaxPlanBytes)
 	if err != nil {
 		return Plan{}, fmt.Errorf("faults: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
-	if err != nil {
-		return Plan{}, fmt.Errorf("faults: %s: %w", path, err)
 	}
 	p, err := Parse(b)
 	if err != nil {

@@ -62,9 +62,17 @@ func Operations(file, model string, evs []Event) ([]checker.Operation, error) {
 			return nil, &LineError{file, ev.Line, fmt.Sprintf("process %d completes %s without an invocation", ev.Process, ev.F)}
 		}
 		delete(opens, ev.Process)
-		input, err := inputOf(o.ev)
+		if ev.F != o.ev.F {
+			return nil, &LineError{file, ev.Line, fmt.Sprintf("process %d completes %s, but its open invocation (line %d) is %s", ev.Process, ev.F, o.ev.Line, o.ev.F)}
+		}
+		input, err := inputOf(model, o.ev)
 		if err != nil {
 			return nil, &LineError{file, o.ev.Line, err.Error()}
+		}
+		if ev.Type == "ok" {
+			if err := outputOK(model, ev); err != nil {
+				return nil, &LineError{file, ev.Line, err.Error()}
+			}
 		}
 		op := checker.Operation{Key: o.ev.Key, Client: ev.Process, Input: input, Call: o.idx, Return: idx}
 		switch {
@@ -81,7 +89,7 @@ func Operations(file, model string, evs []Event) ([]checker.Operation, error) {
 	}
 	for _, p := range sortedProcs(opens) {
 		o := opens[p]
-		input, err := inputOf(o.ev)
+		input, err := inputOf(model, o.ev)
 		if err != nil {
 			return nil, &LineError{file, o.ev.Line, err.Error()}
 		}
@@ -103,10 +111,10 @@ func sortedProcs[V any](m map[int]V) []int {
 	return ps
 }
 
-func inputOf(ev Event) (in, error) {
+func inputOf(model string, ev Event) (in, error) {
 	switch ev.F {
 	case "cas":
-		if len(ev.Value.Pair) != 2 {
+		if len(ev.Value.Pair) != 2 || ev.Value.Pair[0].Pair != nil || ev.Value.Pair[1].Pair != nil {
 			return in{}, fmt.Errorf("cas takes [from to], got %s", ev.Value)
 		}
 		return in{F: "cas", Arg: ev.Value.Pair[0], Arg2: ev.Value.Pair[1]}, nil
@@ -114,8 +122,30 @@ func inputOf(ev Event) (in, error) {
 		if ev.Value.Nil || ev.Value.Pair != nil {
 			return in{}, fmt.Errorf("%s takes a value, got %s", ev.F, ev.Value)
 		}
+		switch {
+		case model == "counter" && ev.Value.IsS:
+			return in{}, fmt.Errorf("add takes an integer, got %s", ev.Value)
+		case model == "kv" && !ev.Value.IsS:
+			return in{}, fmt.Errorf("%s takes a string (kv values are strings), got %s", ev.F, ev.Value)
+		}
 	}
 	return in{F: ev.F, Arg: ev.Value}, nil
+}
+
+// outputOK says whether an ok completion's value is one the model can compare: an
+// integer read of a counter, a string (or nil) get of a kv, no pair where a single
+// value is read.
+func outputOK(model string, ev Event) error {
+	v := ev.Value
+	switch {
+	case model == "counter" && ev.F == "read" && (v.IsS || v.Pair != nil || v.Nil):
+		return fmt.Errorf("a counter's read returns an integer, got %s", v)
+	case model == "kv" && ev.F == "get" && !v.IsS && !v.Nil:
+		return fmt.Errorf("a kv get returns a string or nil, got %s", v)
+	case (ev.F == "read" || ev.F == "dequeue" || ev.F == "get") && v.Pair != nil:
+		return fmt.Errorf("%s returns a single value, got %s", ev.F, v)
+	}
+	return nil
 }
 
 // Model returns the porcupine model of a name (per key for kv).

@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxBytes bounds a history (larger ones are refused, not read into memory).
@@ -92,6 +93,12 @@ func Parse(file string, r io.Reader, format string) ([]Event, error) {
 			break
 		}
 		n++
+		if n == 1 && strings.HasPrefix(line, "\uFEFF") {
+			return nil, &LineError{file, 1, "the history starts with a UTF-8 byte-order mark; save it as plain UTF-8"}
+		}
+		if !utf8.ValidString(line) {
+			return nil, &LineError{file, n, "the line is not valid UTF-8"}
+		}
 		text := strings.TrimSpace(line)
 		if text == "" {
 			if err != nil {
@@ -161,6 +168,9 @@ func parseEDN(text string) (Event, error) {
 	seen := map[string]bool{}
 	for _, m := range ednPair.FindAllStringSubmatch(text[1:len(text)-1], -1) {
 		k, v := m[1], m[2]
+		if seen[k] {
+			return ev, fmt.Errorf(":%s appears twice", k)
+		}
 		seen[k] = true
 		switch k {
 		case "process":
@@ -177,6 +187,9 @@ func parseEDN(text string) (Event, error) {
 			s, err := strconv.Unquote(v)
 			if err != nil {
 				s = strings.TrimPrefix(v, ":")
+			}
+			if !utf8.ValidString(s) {
+				return ev, fmt.Errorf(":key %s is not valid UTF-8", v)
 			}
 			ev.Key = s
 		case "value":
@@ -203,6 +216,9 @@ func ednValue(v string) (Value, error) {
 		s, err := strconv.Unquote(v)
 		if err != nil {
 			return Value{}, fmt.Errorf("bad string %s", v)
+		}
+		if !utf8.ValidString(s) {
+			return Value{}, fmt.Errorf("string %s is not valid UTF-8", v)
 		}
 		return Value{Str: s, IsS: true}, nil
 	case strings.HasPrefix(v, "["):
@@ -234,6 +250,9 @@ func parseJSON(text string) (Event, error) {
 		Key     string          `json:"key"`
 		Value   json.RawMessage `json:"value"`
 	}
+	if k, ok := duplicateKey(text); ok {
+		return Event{}, fmt.Errorf("key %q appears twice", k)
+	}
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
@@ -247,8 +266,73 @@ func parseJSON(text string) (Event, error) {
 	if err != nil {
 		return ev, err
 	}
+	if replaced(text, raw.Key, raw.F, raw.Type, v.Str) {
+		// a \u escape of a lone UTF-16 surrogate, which encoding/json turns into
+		// U+FFFD silently: a key would not match its other operations
+		return ev, fmt.Errorf("a \\u escape of a lone UTF-16 surrogate: not valid Unicode")
+	}
 	ev.Value = v
 	return ev, nil
+}
+
+// duplicateKey returns a key the JSON object text has twice at its top level, if any
+// (encoding/json keeps the last value silently). One pass over the bytes: a key is a
+// string at depth 1 that follows '{' or ','. Keys are compared as encoding/json
+// matches them to fields, ignoring case (a key written with \u escapes is not
+// unescaped: such a line is not one a recorder writes).
+func duplicateKey(text string) (string, bool) {
+	var keys [8]string // a history line has at most five
+	n, depth, expectKey := 0, 0, false
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(text) && text[j] != '"' {
+				if text[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(text) {
+				return "", false
+			}
+			if depth == 1 && expectKey {
+				k := text[i+1 : j]
+				for _, seen := range keys[:n] {
+					if strings.EqualFold(seen, k) { // encoding/json matches fields so
+						return k, true
+					}
+				}
+				if n < len(keys) {
+					keys[n], n = k, n+1
+				}
+				expectKey = false
+			}
+			i = j
+		case '{', '[':
+			depth++
+			expectKey = c == '{' && depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		}
+	}
+	return "", false
+}
+
+// replaced reports whether a decoded string has a U+FFFD that the line does not write
+// (literally or as \ufffd): the decoder made it up.
+func replaced(line string, decoded ...string) bool {
+	if strings.ContainsRune(line, utf8.RuneError) || strings.Contains(strings.ToLower(line), `\ufffd`) {
+		return false
+	}
+	for _, d := range decoded {
+		if strings.ContainsRune(d, utf8.RuneError) {
+			return true
+		}
+	}
+	return false
 }
 
 func jsonValue(b json.RawMessage) (Value, error) {
@@ -281,10 +365,17 @@ func jsonValue(b json.RawMessage) (Value, error) {
 
 var logLine = regexp.MustCompile(`jepsen\.util\s+-\s+(\d+)\s+:(invoke|ok|fail|info)\s+:([a-z-]+)\s+(.*)$`)
 
+// opLine recognizes what a jepsen.util line logging an operation starts with: a
+// process number, or any process followed by the operation's type.
+var opLine = regexp.MustCompile(`jepsen\.util\s+-\s+(?:\d|\S+\s+:(?:invoke|ok|fail|info)\b)`)
+
 func parseLog(text string) (Event, bool, error) {
 	m := logLine.FindStringSubmatch(text)
 	if m == nil {
-		return Event{}, false, nil
+		if strings.Contains(text, "jepsen.util - :nemesis") || !opLine.MatchString(text) {
+			return Event{}, false, nil // the nemesis's operations, other log lines
+		}
+		return Event{}, true, fmt.Errorf("a jepsen.util operation line that does not read as PROCESS :TYPE :F VALUE (TYPE invoke, ok, fail or info)")
 	}
 	p, _ := strconv.Atoi(m[1])
 	ev := Event{Process: p, Type: m[2], F: m[3]}

@@ -183,6 +183,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(`{:process 0, :type :invoke, :f :read, :value nil}`)
 	f.Add(`{"process": 1, "type": "ok", "f": "cas", "value": [1, 2]}`)
 	f.Add("INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]")
+	// issue 34's inputs
+	f.Add("\uFEFF{:process 0, :type :invoke, :f :read, :value nil}")
+	f.Add(`{"process": 0, "type": "invoke", "f": "read", "type": "ok", "key": "\ud800"}`)
+	f.Add("{\"process\": 0, \"type\": \"invoke\", \"f\": \"read\", \"key\": \"\xff\"}")
+	f.Add("INFO  jepsen.util - 0\t:invoke\t:write\nINFO  jepsen.util - :nemesis\t:info\t:start\tnil")
+	f.Add("{:process 0, :type :invoke, :f :write, :value 1}\n{:process 0, :type :ok, :f :read, :value 1}")
 	f.Fuzz(func(t *testing.T, h string) {
 		evs, err := Parse("f", strings.NewReader(h), "")
 		if err == nil {
@@ -217,5 +223,46 @@ func TestCounterAndQueue(t *testing.T) {
 		if got := Check(c.model, ops, time.Second).Result; got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// Issue 34: histories that used to be accepted (or blamed the wrong thing) are refused
+// with one line naming the line and the fault.
+func TestMalformedRefused(t *testing.T) {
+	inv := func(f, v string) string {
+		return `{"process": 0, "type": "invoke", "f": "` + f + `", "key": "x", "value": ` + v + "}\n"
+	}
+	ok := func(f, v string) string {
+		return `{"process": 0, "type": "ok", "f": "` + f + `", "key": "x", "value": ` + v + "}\n"
+	}
+	for _, c := range []struct {
+		name, model, h, want string
+	}{
+		{"ok of another operation", "register", inv("write", "1") + ok("read", "1"), "h:2: process 0 completes read, but its open invocation (line 1) is write"},
+		{"counter add of a string", "counter", inv("add", `"abc"`) + ok("add", `"abc"`), `h:1: add takes an integer, got "abc"`},
+		{"counter read of a string", "counter", inv("read", "null") + ok("read", `"abc"`), `h:2: a counter's read returns an integer`},
+		{"kv put of an integer", "kv", inv("put", "3") + ok("put", "3"), "h:1: put takes a string"},
+		{"malformed jepsen.util line", "register", "INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:okay\t:write\t1\n", "h:2: a jepsen.util operation line that does not read"},
+		{"missing value in a jepsen.util line", "register", "INFO  jepsen.util - 0\t:invoke\t:write\n", "h:1: a jepsen.util operation line"},
+		{"invalid UTF-8 in a key", "register", "{\"process\": 0, \"type\": \"invoke\", \"f\": \"read\", \"key\": \"\xff\", \"value\": null}\n", "h:1: the line is not valid UTF-8"},
+		{"lone surrogate in a key", "register", `{"process": 0, "type": "invoke", "f": "read", "key": "\ud800", "value": null}` + "\n", "h:1: a \\u escape of a lone UTF-16 surrogate"},
+		{"invalid UTF-8 escaped in an EDN key", "register", `{:process 0, :type :invoke, :f :read, :key "\xff", :value nil}` + "\n", `h:1: :key "\xff" is not valid UTF-8`},
+		{"byte-order mark", "register", "\uFEFF" + inv("read", "null"), "h:1: the history starts with a UTF-8 byte-order mark"},
+		{"duplicated JSON key", "register", inv("write", "1") + `{"process": 0, "type": "ok", "f": "write", "type": "fail", "value": 1}` + "\n", `h:2: key "type" appears twice`},
+		{"the same key in another case", "register", `{"process": 0, "type": "invoke", "f": "read", "TYPE": "ok", "value": null}` + "\n", `h:1: key "TYPE" appears twice`},
+		{"duplicated EDN key", "register", `{:process 0, :type :invoke, :f :read, :process 1, :value nil}` + "\n", "h:1: :process appears twice"},
+	} {
+		evs, err := Parse("h", strings.NewReader(c.h), "")
+		if err == nil {
+			_, err = Operations("h", c.model, evs)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// the nemesis's operations and other jepsen.util lines are not the clients'
+	evs, err := Parse("h", strings.NewReader("INFO  jepsen.util - :nemesis\t:info\t:start\tnil\nINFO  jepsen.util - Relative time begins now\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n"), "")
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("nemesis and other lines: %v, %d events", err, len(evs))
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/simrun-dev/simrun/internal/inputfile"
 )
 
 // ManifestName is the file every report directory holds: the files the report wrote,
@@ -78,15 +81,18 @@ func clearReport(dir string, files []string) error {
 	return nil
 }
 
+// maxManifestBytes bounds a manifest (one line per file a report wrote).
+const maxManifestBytes = 16 << 20
+
 // readManifest returns the files a report in dir wrote (relative paths inside dir).
 func readManifest(dir string) ([]string, error) {
-	f, err := os.Open(filepath.Join(dir, ManifestName))
+	f, err := inputfile.Open(filepath.Join(dir, ManifestName), maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var files []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxManifestBytes))
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
 		if l == "" || strings.HasPrefix(l, "#") {

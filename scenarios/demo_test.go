@@ -140,3 +140,17 @@ func TestDemoHundredThousandClients(t *testing.T) {
 		t.Fatalf("%v", rep.Verdict)
 	}
 }
+
+// Issue 34: the demo tells the kernel how many observations a run makes, so a long
+// history holds exactly them (no slack from growing, no copy of it at its largest):
+// 3 000 clients of 30 operations make more than sim.MaxReserved observations.
+func TestDemoHistoryExact(t *testing.T) {
+	rep, err := scenarios.RunName("demo/happy", scenarios.Options{Seed: 1, Params: map[string]string{"clients": "3000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rep.Result.History
+	if want := 3000 * (1 + 3*30); len(h) != want || cap(h) != want || want <= sim.MaxReserved {
+		t.Fatalf("%d observations in a history of capacity %d, want %d (more than %d)", len(h), cap(h), want, sim.MaxReserved)
+	}
+}

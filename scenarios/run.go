@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
 	"github.com/simrun-dev/simrun/checker"
 	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/internal/inputfile"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -286,23 +288,12 @@ func ReadHeader(data []byte) (TraceHeader, error) {
 
 // Replay re-executes a simulator trace from its header and compares every line.
 func Replay(data []byte) (ReplayResult, error) {
-	h, err := ReadHeader(data)
+	t, err := NewTraceStream(bytes.NewReader(data))
 	if err != nil {
 		return ReplayResult{}, err
 	}
-	if h.Engine != "sim" {
-		return ReplayResult{}, inputErr("trace engine %q: not a simulator trace", h.Engine)
-	}
-	sc, err := Lookup(h.Scenario)
-	if err != nil {
-		return ReplayResult{}, &InputError{Err: err}
-	}
-	var buf bytes.Buffer
-	plan := h.Faults
-	if _, err := Run(sc, Options{Seed: h.Seed, Params: h.Params, Faults: &plan, TraceTo: &buf}); err != nil {
-		return ReplayResult{}, err
-	}
-	return CompareLines(data, buf.Bytes()), nil
+	res, _, err := t.Replay()
+	return res, err
 }
 
 // CompareLines compares two traces line by line.
@@ -348,13 +339,187 @@ func FooterEnd(data []byte) string {
 	return f.End
 }
 
-// ReadTrace reads a trace file (a clear error for a missing or unreadable file).
+// MaxTraceBytes bounds a trace read whole (simrun explore, a Mermaid drawing, a model
+// checker's counterexample); simrun replay compares a simulator trace as it reads it
+// (TraceStream.Replay), at any size.
+const MaxTraceBytes = 256 << 20
+
+// maxTraceLine bounds one line of a trace read as a stream.
+const maxTraceLine = 64 << 20
+
+// ReadTrace reads a trace file of at most MaxTraceBytes (a clear error for a missing or
+// unreadable file, a directory or a device).
 func ReadTrace(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, MaxTraceBytes)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
 	return b, nil
+}
+
+// OpenTrace opens a trace file to be read as a stream (NewTraceStream): a regular file of
+// any size or a pipe, never a directory or a device.
+func OpenTrace(path string) (*os.File, error) {
+	f, err := inputfile.Open(path, math.MaxInt64)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	return f, nil
+}
+
+// TraceStream is a trace being read: its header read, the rest not yet.
+type TraceStream struct {
+	Header TraceHeader
+	first  string
+	br     *bufio.Reader
+}
+
+// NewTraceStream reads a trace's header line from r.
+func NewTraceStream(r io.Reader) (*TraceStream, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	first, err := readLine(br)
+	if err != nil && err != io.EOF {
+		return nil, &InputError{Err: err}
+	}
+	h, err := ReadHeader([]byte(first))
+	if err != nil {
+		return nil, err
+	}
+	return &TraceStream{Header: h, first: first, br: br}, nil
+}
+
+// ReadAll returns the whole trace, header included, if it is at most MaxTraceBytes.
+func (t *TraceStream) ReadAll() ([]byte, error) {
+	rest, err := io.ReadAll(io.LimitReader(t.br, MaxTraceBytes+1))
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	if len(t.first)+1+len(rest) > MaxTraceBytes {
+		return nil, inputErr("the trace is more than %s: read whole, it is limited to that (simrun replay compares a simulator trace of any size as text)", inputfile.Size(MaxTraceBytes))
+	}
+	return append([]byte(t.first+"\n"), rest...), nil
+}
+
+// Replay re-executes a simulator trace from its header and compares every line as the
+// re-execution writes it, holding neither trace in memory. It returns the footer's
+// end ("" if the trace differs or has none) beside the comparison.
+func (t *TraceStream) Replay() (ReplayResult, string, error) {
+	h := t.Header
+	if h.Engine != "sim" {
+		return ReplayResult{}, "", inputErr("trace engine %q: not a simulator trace", h.Engine)
+	}
+	sc, err := Lookup(h.Scenario)
+	if err != nil {
+		return ReplayResult{}, "", &InputError{Err: err}
+	}
+	c := &lineComparer{want: t.br, next: &t.first}
+	plan := h.Faults
+	if _, err := Run(sc, Options{Seed: h.Seed, Params: h.Params, Faults: &plan, TraceTo: c}); err != nil {
+		return ReplayResult{}, "", err
+	}
+	res := c.finish()
+	if c.err != nil {
+		return res, "", &InputError{Err: c.err}
+	}
+	end := ""
+	if res.Same() {
+		end = FooterEnd([]byte(c.last))
+	}
+	return res, end, nil
+}
+
+// readLine reads one line without its newline (or \r\n), of at most maxTraceLine
+// bytes (a longer one is cut there and reads as different); "" and io.EOF at the end.
+func readLine(br *bufio.Reader) (string, error) {
+	var b []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(b)+len(frag) <= maxTraceLine {
+			b = append(b, frag...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(b) == 0 && err != nil {
+			return "", err
+		}
+		return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
+	}
+}
+
+// lineComparer is the writer a re-execution writes its trace to: it compares each
+// complete line with the next line of the file.
+type lineComparer struct {
+	want    *bufio.Reader
+	next    *string // a line already read from the file (the header), or nil
+	partial []byte  // the re-execution's line so far
+	n       int
+	res     ReplayResult
+	last    string // the file's last line read
+	err     error
+}
+
+func (c *lineComparer) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			c.partial = append(c.partial, rest...)
+			break
+		}
+		c.partial = append(c.partial, rest[:i]...)
+		c.compare(string(c.partial), true)
+		c.partial = c.partial[:0]
+		rest = rest[i+1:]
+	}
+	return len(p), nil
+}
+
+// compare takes the re-execution's next line (got false: it has ended).
+func (c *lineComparer) compare(line string, got bool) {
+	if !c.res.Same() {
+		return // the first difference is reported; the rest is not read
+	}
+	var w string
+	wok := true
+	if c.next != nil {
+		w, c.next = *c.next, nil
+	} else {
+		var err error
+		w, err = readLine(c.want)
+		if err != nil {
+			wok = false
+			if err != io.EOF {
+				c.err = err
+			}
+		}
+	}
+	if wok {
+		c.last = w
+	}
+	if !wok && !got {
+		return
+	}
+	c.n++
+	c.res.Lines = c.n
+	if !wok || !got || w != line {
+		c.res.Line = c.n
+		if wok {
+			c.res.Want = w
+		}
+		if got {
+			c.res.Got = line
+		}
+	}
+}
+
+// finish compares what is left: a last line without a newline, then the file's lines
+// the re-execution did not write.
+func (c *lineComparer) finish() ReplayResult {
+	if len(c.partial) > 0 {
+		c.compare(string(c.partial), true)
+	}
+	c.compare("", false)
+	return c.res
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it (a parameter value with a

@@ -166,31 +166,51 @@ type Item struct {
 // node that crashed for good) are not in the list, and "0 checked" shows a vacuous
 // pass.
 func Bounded(name string, bound time.Duration, items func(r *checker.Run) []Item) checker.Property {
+	return boundedList(name, bound, func(r *checker.Run) itemList {
+		all := items(r)
+		return itemList{n: len(all), at: func(i int) Item { return all[i] }, name: func(i int) string { return all[i].Name }}
+	})
+}
+
+// itemList is what a bounded-liveness property checks: n items, at(i) each, named by
+// name(i) only when one is reported (a run of millions of operations names none).
+type itemList struct {
+	n    int
+	at   func(i int) Item
+	name func(i int) string
+}
+
+// boundedList is Bounded over an itemList.
+func boundedList(name string, bound time.Duration, items func(r *checker.Run) itemList) checker.Property {
 	return checker.Property{
 		Name:             name,
 		Class:            checker.Liveness,
 		NeedsCompleteRun: true,
 		Check: func(r *checker.Run) error {
 			var missing []string
+			nMissing := 0
 			all := items(r)
-			r.Note(fmt.Sprintf("%d checked", len(all)))
-			for _, it := range all {
+			r.Note(fmt.Sprintf("%d checked", all.n))
+			for i := range all.n {
+				it := all.at(i)
 				deadline := max(it.Start, r.Settled).Add(bound)
 				switch {
 				case !it.Completed:
-					missing = append(missing, it.Name)
+					if nMissing++; nMissing <= 5 {
+						missing = append(missing, all.name(i))
+					}
 				case it.Done > deadline:
 					return fmt.Errorf("%s issued at %v completed at %v, later than %v after max(issue, settled at %v)",
-						it.Name, it.Start, it.Done, bound, r.Settled)
+						all.name(i), it.Start, it.Done, bound, r.Settled)
 				}
 			}
-			if len(missing) > 0 {
+			if nMissing > 0 {
 				show := missing
-				if len(show) > 5 {
-					show = append(slices.Clone(show[:5]), fmt.Sprintf("… %d more", len(missing)-5))
+				if nMissing > 5 {
+					show = append(show, fmt.Sprintf("… %d more", nMissing-5))
 				}
 				return fmt.Errorf("%d never completed (faults settled at %v, run ended at %v): %s",
-					len(missing), r.Settled, r.Time, strings.Join(show, ", "))
+					nMissing, r.Settled, r.Time, strings.Join(show, ", "))
 			}
 			return nil
 		},

@@ -1,9 +1,13 @@
 package scenarios
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -201,6 +205,28 @@ type SweepResult struct {
 	// each shard keeps its own corpus).
 	Guided      bool         `json:"guided,omitempty"`
 	GuidedStats *GuidedStats `json:"guided_stats,omitempty"`
+}
+
+// ParseSweepResult reads a sweep result written by SweepResult.JSON (a shard file):
+// one JSON object of that shape and nothing else. What it holds is checked when it is
+// merged (MergeSweeps).
+func ParseSweepResult(b []byte) (*SweepResult, error) {
+	if bytes.HasPrefix(b, []byte("\uFEFF")) {
+		return nil, errors.New("the file starts with a UTF-8 byte-order mark; save it as plain UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r SweepResult
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("not a sweep result: %v", err)
+	}
+	if dec.More() {
+		return nil, errors.New("not a sweep result: trailing data")
+	}
+	if r.Format != SweepFormat {
+		return nil, fmt.Errorf("not a sweep result (format %q, want %q)", r.Format, SweepFormat)
+	}
+	return &r, nil
 }
 
 // Passed reports whether every seed passed.
@@ -507,8 +533,17 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 			return nil, inputErr("merge: %s: invalid shard %v", name(i), p.Shard)
 		case p.Guided != first.Guided:
 			return nil, inputErr("merge: %s is a guided sweep and %s is not (or the other way round)", name(i), name(0))
-		case p.FailureLimit != first.FailureLimit || p.FailureLimit < 1:
+		case p.Seeds.From > p.Seeds.To:
+			return nil, inputErr("merge: %s: seeds %v: the range ends before it starts (an edited file)", name(i), p.Seeds)
+		case p.Seeds.To-p.Seeds.From == math.MaxUint64:
+			return nil, inputErr("merge: %s: seeds %v: every 64-bit seed, more than a sweep can run", name(i), p.Seeds)
+		case p.FailureLimit < 1:
+			return nil, inputErr("merge: %s: failure limit %d: a sweep lists at least 1 failure (an edited file)", name(i), p.FailureLimit)
+		case p.FailureLimit != first.FailureLimit:
 			return nil, inputErr("merge: %s: failure limit %d, but %s has %d", name(i), p.FailureLimit, name(0), first.FailureLimit)
+		}
+		if err := p.checkCounts(); err != nil {
+			return nil, inputErr("merge: %s: %v (an edited file)", name(i), err)
 		}
 		if j, dup := seen[p.Shard.Index]; dup {
 			return nil, inputErr("merge: %s and %s are both shard %v", name(j), name(i), p.Shard)
@@ -524,6 +559,12 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 		if p.ByClass.Total() != p.Runs || p.Failed != p.Runs-p.ByClass.OK-p.ByClass.Expected || p.Failed < 0 {
 			return nil, inputErr("merge: %s: verdict counts do not add up to its %d runs (an edited file)", name(i), p.Runs)
 		}
+		if err := p.checkFailures(); err != nil {
+			return nil, inputErr("merge: %s: %v (an edited file)", name(i), err)
+		}
+	}
+	if err := sameProperties(parts, name); err != nil {
+		return nil, err
 	}
 	if first.Shard == nil {
 		out := *first
@@ -565,6 +606,83 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 	}
 	res.trimFailures()
 	return res, nil
+}
+
+// checkCounts reports a negative count.
+func (r *SweepResult) checkCounts() error {
+	neg := func(what string, c ClassCounts) error {
+		for _, n := range []int64{c.Safety, c.Crash, c.Liveness, c.Bound, c.Unknown, c.OK, c.Checked, c.Counted, c.Exempt} {
+			if n < 0 {
+				return fmt.Errorf("%s: a negative count", what)
+			}
+		}
+		return nil
+	}
+	if r.Runs < 0 || r.Failed < 0 || r.Events < 0 || r.Messages < 0 {
+		return errors.New("a negative count of runs, failures, events or messages")
+	}
+	if err := neg("by_class", r.ByClass); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.ByProperty)) {
+		if c := r.ByProperty[k]; c != nil {
+			if err := neg(fmt.Sprintf("property %q", k), *c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkFailures reports a listed failure that the result cannot hold: a seed outside
+// its range or listed twice, a passing verdict, more failures than the limit or than
+// failed seeds.
+func (r *SweepResult) checkFailures() error {
+	rng, _ := r.Range()
+	if n := int64(len(r.Failures)); n > int64(r.FailureLimit) || n > r.Failed {
+		return fmt.Errorf("lists %d failures, but its failure limit is %d and %d seeds failed", n, r.FailureLimit, r.Failed)
+	}
+	seen := map[uint64]bool{}
+	for _, f := range r.Failures {
+		switch {
+		case f.Seed < rng.From || f.Seed > rng.To:
+			return fmt.Errorf("a failure of seed %d, outside its seeds %v", f.Seed, rng)
+		case seen[f.Seed]:
+			return fmt.Errorf("seed %d is listed as failing twice", f.Seed)
+		case !f.Failed():
+			return fmt.Errorf("seed %d is listed as failing with verdict %s", f.Seed, f.Class)
+		}
+		seen[f.Seed] = true
+	}
+	return nil
+}
+
+// sameProperties reports a property one shard counts and another does not, unless no
+// run of that other shard could have checked it (each was cut short or failed).
+func sameProperties(parts []*SweepResult, name func(int) string) error {
+	all := map[string]int{} // property → a part that counts it
+	for i, p := range parts {
+		for k := range p.ByProperty {
+			if _, ok := all[k]; !ok {
+				all[k] = i
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		if k == "run-limit" || k == "no-panic" {
+			continue // the engine's own verdicts: only shards with a run cut short have them
+		}
+		for i, p := range parts {
+			if _, ok := p.ByProperty[k]; ok {
+				continue
+			}
+			if c := p.ByClass; c.OK+c.Liveness+c.Unknown == 0 {
+				continue // every run cut short or failed: it may have checked nothing
+			}
+			return inputErr("merge: %s counts property %q, which %s does not (shards of one sweep check the same properties: an edited file, or another simrun)", name(all[k]), k, name(i))
+		}
+	}
+	return nil
 }
 
 // mergeCoverage sums the rule coverage of every shard (all or none must carry it).

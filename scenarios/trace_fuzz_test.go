@@ -28,6 +28,9 @@ func FuzzTraceReader(f *testing.F) {
 	f.Add([]byte("{}\n"))
 	f.Add([]byte(`{"format":"simrun-trace/1","engine":"sim","scenario":"nope"}` + "\n"))
 	f.Add([]byte("\x00\xff"))
+	f.Add(bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n"))) // CRLF: the same lines
+	f.Add(append(append([]byte{}, good...), good[:40]...))      // a line more, cut short
+	f.Add(bytes.Replace(good, []byte(`"clients":"2"`), []byte(`"clients":"200000"`), 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := scenarios.ReadHeader(b)
 		if err != nil {

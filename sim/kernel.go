@@ -26,9 +26,12 @@ type Config struct {
 	// Trace, when set, receives one record per event and the footer.
 	Trace Tracer
 	// Observations is how many observations the run is expected to record: room for
-	// them is reserved up front, so a long history is not copied as it grows (a hint
-	// only, never a bound; 0: none; at most MaxReserved are reserved, so that a hint
-	// computed from a long horizon cannot take the memory the run needs).
+	// them is reserved, so a long history is not copied as it grows (a hint only,
+	// never a bound; 0: none). At most MaxReserved are reserved up front, so that a
+	// hint computed from a long horizon cannot take the memory a short run needs; a
+	// history that outgrows that grows straight to the hint, once (a run of 100 000
+	// nodes then holds its history without the slack, or the peak of copying it, of
+	// growing step by step).
 	Observations int
 	// Coverage counts the rules protocol code marks with Outbox.Cover
 	// (Result.Coverage); off, a Cover costs one test.
@@ -708,13 +711,27 @@ func (k *Kernel) applyCrashSend(n NodeID, rt *nodeRT, local Time, rec *TraceReco
 	k.crashNow = true
 }
 
+// historyDoubling is the history's capacity (observations) up to which it doubles as
+// it grows; past it, it grows by a quarter.
+const historyDoubling = 1 << 20
+
 // observe records the call's observations in the history (and the trace record).
 func (k *Kernel) observe(n NodeID, local Time, rec *TraceRecord) {
 	o := &k.out
 	if need := len(k.history) + len(o.obs); need > cap(k.history) {
-		// Double rather than let append grow a long history by a quarter at a time:
-		// each growth copies every observation (pointers, so with write barriers).
-		h := make([]Observation, len(k.history), max(need, 2*cap(k.history), 256))
+		// Double a short history rather than let append grow it by a quarter at a time
+		// (each growth copies every observation, pointers, so with write barriers); past
+		// historyDoubling, grow by a quarter: a history of 100 000 nodes is half a
+		// gigabyte, and doubling would leave up to as much again unused.
+		grow := cap(k.history)
+		if grow > historyDoubling {
+			grow /= 4
+		}
+		size := max(need, cap(k.history)+grow, 256)
+		if hint := k.cfg.Observations; hint > cap(k.history) && hint >= need {
+			size = hint
+		}
+		h := make([]Observation, len(k.history), size)
 		copy(h, k.history)
 		k.history = h
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/simrun-dev/simrun/explore"
 	"github.com/simrun-dev/simrun/internal/browsertest"
+	"github.com/simrun-dev/simrun/scenarios"
 	_ "github.com/simrun-dev/simrun/model/twophase"
 	_ "github.com/simrun-dev/simrun/scenarios/exactlyonce"
 	_ "github.com/simrun-dev/simrun/scenarios/leasing"
@@ -56,7 +57,7 @@ func run(args []string) error {
 	}
 	var srv *explore.Server
 	var err error
-	if data, rerr := os.ReadFile(fs.Arg(0)); rerr == nil {
+	if data, rerr := scenarios.ReadTrace(fs.Arg(0)); rerr == nil { // bounded, never a device
 		srv, err = explore.NewTraceServer(fs.Arg(0), data, explore.Options{})
 	} else {
 		srv, err = explore.NewModelServer(fs.Arg(0), nil, explore.Options{})

@@ -1,10 +1,13 @@
 package saga
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // SG-1: the configuration language of §3.2, exactly its four fact forms:
@@ -72,12 +75,26 @@ func (e *ConfigError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e
 // MaxConfigBytes bounds a configuration file.
 const MaxConfigBytes = 1 << 20
 
+// Bounds on what a configuration describes, checked as it is read, before anything is
+// built from it: a small file can describe a system far too large to run (one section
+// linking 2 000 agents by next/3 took 4.3 GB to prepare; a 2 000-agent chain 3.2 GB).
+// A transaction's graph is computed from every section (sections² entries at most).
+const (
+	MaxAgents   = 200 // agent sections (the connectivity experiment's largest line)
+	MaxSections = 500 // sections in all, over every agent
+	MaxLinks    = 64  // next/3 facts of one section (its fan-out)
+)
+
 // Parse reads a configuration. offers, when set, says whether some service offers an
 // action at an agent (an action nobody offers is an error); nil accepts every name.
 func Parse(file string, src []byte, offers func(agent, action string) bool) (*Config, error) {
 	if len(src) > MaxConfigBytes {
 		return nil, &ConfigError{file, 1, fmt.Sprintf("configuration is %d bytes, more than the limit of %d", len(src), MaxConfigBytes)}
 	}
+	if line, msg := unreadable(src); msg != "" {
+		return nil, &ConfigError{file, line, msg}
+	}
+	sections := 0
 	c := &Config{File: file, Agents: map[string]*AgentConf{}}
 	var cur *AgentConf
 	type ref struct {
@@ -90,9 +107,15 @@ func Parse(file string, src []byte, offers func(agent, action string) bool) (*Co
 	for i, raw := range strings.Split(string(src), "\n") {
 		line := i + 1
 		text := strings.TrimSpace(strings.TrimSuffix(raw, "\r"))
-		if name, ok := agentHeader(text); ok {
+		if name, ok, bad := agentHeader(text); ok || bad != "" {
+			if bad != "" {
+				return nil, &ConfigError{file, line, fmt.Sprintf("a section header names one agent, // agent NAME: got %s (a comment must not start with agent)", show(bad))}
+			}
 			if !ident(name) {
-				return nil, &ConfigError{file, line, fmt.Sprintf("agent name %q is not an identifier", name)}
+				return nil, &ConfigError{file, line, fmt.Sprintf("agent name %s is not an identifier", show(name))}
+			}
+			if len(c.Agents) == MaxAgents {
+				return nil, &ConfigError{file, line, fmt.Sprintf("more than %d agents (the most a configuration may have)", MaxAgents)}
 			}
 			if _, dup := c.Agents[name]; dup {
 				return nil, &ConfigError{file, line, fmt.Sprintf("agent %s has a second section (the first is at line %d)", name, c.Agents[name].Line)}
@@ -118,11 +141,15 @@ func Parse(file string, src []byte, offers func(agent, action string) bool) (*Co
 		if cur == nil {
 			return nil, &ConfigError{file, line, "a fact before any agent section (open one with a comment line: //Agente NAME)"}
 		}
+		if sections == MaxSections && cur.Sections[args[0]] == nil {
+			return nil, &ConfigError{file, line, fmt.Sprintf("more than %d sections (the most a configuration may have)", MaxSections)}
+		}
 		sec := func(st string) *Section {
 			s := cur.Sections[st]
 			if s == nil {
 				s = &Section{}
 				cur.Sections[st] = s
+				sections++
 			}
 			return s
 		}
@@ -149,7 +176,14 @@ func Parse(file string, src []byte, offers func(agent, action string) bool) (*Co
 			nexts = append(nexts, ref{line, cur.Name, args[0], args[1], ""})
 		case pred == "next" && len(args) == 3:
 			s := sec(args[0])
-			s.Links = append(s.Links, Link{St: args[1], Agent: args[2]})
+			l := Link{St: args[1], Agent: args[2]}
+			switch {
+			case slices.Contains(s.Links, l):
+				return nil, &ConfigError{file, line, fmt.Sprintf("next(%s, %s, %s) a second time at agent %s", args[0], args[1], args[2], cur.Name)}
+			case len(s.Links) == MaxLinks:
+				return nil, &ConfigError{file, line, fmt.Sprintf("sub-transaction %s at agent %s starts more than %d others (next/3)", args[0], cur.Name, MaxLinks)}
+			}
+			s.Links = append(s.Links, l)
 			nexts = append(nexts, ref{line, cur.Name, args[0], args[2], args[1]})
 		case pred == "incoming_action" || pred == "compensation_action" || pred == "next":
 			return nil, &ConfigError{file, line, fmt.Sprintf("%s takes %s arguments, not %d", pred, map[string]string{"incoming_action": "2", "compensation_action": "2", "next": "2 or 3"}[pred], len(args))}
@@ -355,41 +389,74 @@ func (c *Config) Graph(start SecKey) (*Graph, error) {
 	return g, nil
 }
 
-// agentHeader recognizes a section header: "//Agente NAME", "// agent NAME" (any case).
-func agentHeader(text string) (string, bool) {
+// agentHeader recognizes a section header: "//Agente NAME", "// agent NAME" (any
+// case). A comment line that starts with the word but is not one ("// agent 1 car")
+// is returned in bad: read as a comment, it would put the next facts in the previous
+// section, and the error would blame a later line.
+func agentHeader(text string) (name string, ok bool, bad string) {
 	if !strings.HasPrefix(text, "//") {
-		return "", false
+		return "", false, ""
 	}
 	f := strings.Fields(strings.TrimPrefix(text, "//"))
-	if len(f) == 2 && (strings.EqualFold(f[0], "agente") || strings.EqualFold(f[0], "agent")) {
-		return f[1], true
+	if len(f) == 0 || !(strings.EqualFold(f[0], "agente") || strings.EqualFold(f[0], "agent")) {
+		return "", false, ""
 	}
-	return "", false
+	if len(f) == 2 {
+		return f[1], true, ""
+	}
+	return "", false, text
+}
+
+// unreadable finds what no configuration holds: invalid UTF-8, a byte-order mark, a
+// control or invisible character (binary data would otherwise be echoed in errors).
+// It returns the line and what is wrong ("" if nothing).
+func unreadable(src []byte) (int, string) {
+	if bytes.HasPrefix(src, []byte("\uFEFF")) {
+		return 1, "the file starts with a UTF-8 byte-order mark; save it as plain UTF-8"
+	}
+	line := 1
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return line, fmt.Sprintf("byte 0x%02x is not UTF-8 (is this a configuration file?)", src[i])
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r':
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			return line, fmt.Sprintf("control or invisible character %U (is this a configuration file?)", r)
+		}
+		i += n
+	}
+	return 0, ""
 }
 
 // fact parses "name(arg, arg...)." into its predicate and arguments.
 func fact(text string) (string, []string, error) {
 	if !strings.HasSuffix(text, ".") {
-		return "", nil, fmt.Errorf("syntax error: a fact ends with a period: %s", short(text))
+		return "", nil, fmt.Errorf("syntax error: a fact ends with a period: %s", show(text))
+	}
+	if i := strings.Index(text, ")."); i >= 0 && i+2 < len(text) {
+		return "", nil, fmt.Errorf("one fact a line: %s is followed by %s", show(text[:i+2]), show(strings.TrimSpace(text[i+2:])))
 	}
 	body := strings.TrimSpace(strings.TrimSuffix(text, "."))
 	open := strings.IndexByte(body, '(')
 	if open <= 0 || !strings.HasSuffix(body, ")") {
-		return "", nil, fmt.Errorf("syntax error: want name(arguments).: %s", short(text))
+		return "", nil, fmt.Errorf("syntax error: want name(arguments).: %s", show(text))
 	}
 	pred := strings.TrimSpace(body[:open])
 	if !ident(pred) {
-		return "", nil, fmt.Errorf("syntax error: %q is not a predicate name", short(pred))
+		return "", nil, fmt.Errorf("syntax error: %s is not a predicate name", show(pred))
 	}
 	inner := body[open+1 : len(body)-1]
 	if strings.ContainsAny(inner, "()") {
-		return "", nil, fmt.Errorf("syntax error: nested parentheses in %s", short(text))
+		return "", nil, fmt.Errorf("syntax error: nested parentheses in %s", show(text))
 	}
 	var args []string
 	for _, a := range strings.Split(inner, ",") {
 		a = strings.TrimSpace(a)
 		if !ident(a) {
-			return "", nil, fmt.Errorf("syntax error: argument %q of %s is not an identifier", short(a), pred)
+			return "", nil, fmt.Errorf("syntax error: argument %s of %s is not an identifier", show(a), pred)
 		}
 		args = append(args, a)
 	}
@@ -408,11 +475,13 @@ func ident(s string) bool {
 	return true
 }
 
-func short(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
+// show quotes s for an error message, cut to 60 characters: what a user wrote, never
+// raw bytes that would garble a terminal.
+func show(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return strconv.Quote(string(r[:60])) + "…"
 	}
-	return s
+	return strconv.Quote(s)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

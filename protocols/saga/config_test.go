@@ -1,6 +1,8 @@
 package saga
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -59,6 +61,16 @@ func TestConfigErrors(t *testing.T) {
 		{"section missing at target", "//Agente a\nincoming_action(s, x).\ncompensation_action(s, y).\nnext(s, b).\n//Agente b\nincoming_action(t, x).\ncompensation_action(t, y).\n", "cfg:4: agent b has no section for sub-transaction s"},
 		{"duplicate agent", "//Agente a\n//Agente a\n", "cfg:2: agent a has a second section"},
 		{"second next/2", "//Agente a\nincoming_action(s, x).\ncompensation_action(s, y).\nnext(s, b).\nnext(s, c).\n", "cfg:5: a second next/2"},
+		// issue 34: binary input, a byte-order mark, a header read as a comment, two
+		// facts on one line
+		{"binary", "//Agente a\nincoming_action(s, x).\n\x00\x01\xff\xfe", "cfg:3: control or invisible character U+0000"},
+		{"invalid UTF-8", "//Agente a\nincoming_action(s, \xff).\n", "cfg:2: byte 0xff is not UTF-8"},
+		{"byte-order mark", "\uFEFF//Agente a\nincoming_action(s, x).\n", "cfg:1: the file starts with a UTF-8 byte-order mark"},
+		{"invisible character", "//Agente a\nincoming_action(s,\u200b x).\n", "cfg:2: control or invisible character U+200B"},
+		{"header with two words", "//Agente a\nincoming_action(s, x).\ncompensation_action(s, y).\n// agent 1 car\nincoming_action(t, x).\n", `cfg:4: a section header names one agent, // agent NAME: got "// agent 1 car"`},
+		{"two facts on one line", "//Agente a\nincoming_action(s, x). compensation_action(s, y).\n", `cfg:2: one fact a line: "incoming_action(s, x)." is followed by "compensation_action(s, y)."`},
+		{"long line quoted and cut", "//Agente a\n" + strings.Repeat("x", 500) + "\n", `cfg:2: syntax error: a fact ends with a period: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"…`},
+		{"a link twice", "//Agente a\nincoming_action(s, x).\ncompensation_action(s, y).\nnext(s, t, b).\nnext(s, t, b).\n", "cfg:5: next(s, t, b) a second time at agent a"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("cfg", []byte(c.src), offers)
@@ -69,6 +81,54 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("error %q, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Issue 34: a configuration small on disk but huge in effect is refused as it is read,
+// before anything is built, in a few megabytes at most: 2 000 agents in a chain, one
+// section linking many others, more sections than MaxSections.
+func TestConfigBounds(t *testing.T) {
+	chain := func(n int) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "// agent a%d\nincoming_action(main, do).\ncompensation_action(main, undo).\n", i)
+			if i < n {
+				fmt.Fprintf(&b, "next(main, a%d).\n", i+1)
+			}
+		}
+		return b.String()
+	}
+	fan := "// agent a\nincoming_action(s, do).\ncompensation_action(s, undo).\n"
+	for i := range MaxLinks + 1 {
+		fan += fmt.Sprintf("next(s, t%d, b).\n", i)
+	}
+	many := "// agent a\n"
+	for i := range MaxSections + 1 {
+		many += fmt.Sprintf("incoming_action(s%d, do).\ncompensation_action(s%d, undo).\n", i, i)
+	}
+	for _, c := range []struct{ name, src, want string }{
+		{"a 2 000-agent chain", chain(2000), fmt.Sprintf("cfg:%d: more than 200 agents", 200*4+1)},
+		{"fan-out", fan, fmt.Sprintf("cfg:%d: sub-transaction s at agent a starts more than %d others", MaxLinks+4, MaxLinks)},
+		{"sections", many, fmt.Sprintf("cfg:%d: more than %d sections", 2*MaxSections+2, MaxSections)},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Parse("cfg", []byte(c.src), nil)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+			t.Errorf("%s: refusing it allocated %d MiB", c.name, alloc>>20)
+		}
+	}
+	// the largest chain allowed parses and has its graph
+	c, err := Parse("cfg", []byte(chain(MaxAgents)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := c.Graph(SecKey{"a1", "main"}); err != nil || len(g.Sections) != MaxAgents {
+		t.Fatalf("chain of %d: %v", MaxAgents, err)
 	}
 }
 
@@ -90,6 +150,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(PaperConfig)
 	f.Add("//Agente a\nincoming_action(s, x).\ncompensation_action(s, y).\nnext(s, t, a).\nincoming_action(t, x).\ncompensation_action(t, y).\n")
 	f.Add("//Agente a\nnext(s,b).")
+	f.Add("\uFEFF//Agente a\n\x00\xff")
+	f.Add("// agent 1 car\nincoming_action(s, x). compensation_action(s, y).\n")
+	f.Add("//Agente a\nincoming_action(s, x).\ncompensation_action(s, y).\nnext(s, t, a).\nnext(s, t, a).\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		c, err := Parse("f.saga", []byte(src), nil)
 		if err != nil {

@@ -137,6 +137,11 @@ func failoverExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			return nil, &scenarios.InputError{Err: err}
 		}
 	}
+	for _, l := range leases {
+		if err := checkLease("leases", l); err != nil {
+			return nil, &scenarios.InputError{Err: err}
+		}
+	}
 	// Each run lasts four leases and 2 s after the crash: a takeover must fit in it.
 	if slices.Max(periods) > 500*time.Millisecond {
 		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter periods: %v is longer than 500ms (a run ends 4 leases and 2 s after the crash)", slices.Max(periods))}

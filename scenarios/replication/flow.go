@@ -136,6 +136,9 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	if err := checkPeriod(period); err != nil {
 		return nil, err
 	}
+	if err := checkLease("lease", lease); err != nil {
+		return nil, err
+	}
 	d := newDeployment(period, lease, pol)
 	d.flow = simpleFlow
 	if k.table61 {

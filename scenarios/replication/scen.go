@@ -341,6 +341,18 @@ func checkPeriod(period time.Duration) error {
 	return nil
 }
 
+// checkLease refuses a registration lease the protocol cannot hold: a replica renews
+// every third of the lease and a primary whose renewal is not acknowledged within the
+// lease steps down, so a renewal and its acknowledgement (a round trip over links of
+// up to maxLink) must fit in the rest of the lease. A shorter lease ended in a
+// liveness violation that read as a protocol bug (lease=1ms).
+func checkLease(name string, lease time.Duration) error {
+	if lease <= 3*maxLink {
+		return fmt.Errorf("parameter %s=%v: more than %v (a renewal every third of the lease, then a round trip of up to %v to acknowledge it, must fit in the lease)", name, lease, 3*maxLink, 2*maxLink)
+	}
+	return nil
+}
+
 // Policy returns the bug a -p bug=… value names.
 func Policy(name string) (*rp.Policy, error) {
 	switch name {
@@ -375,6 +387,9 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		return nil, p.Err()
 	}
 	if err := checkPeriod(period); err != nil {
+		return nil, err
+	}
+	if err := checkLease("lease", lease); err != nil {
 		return nil, err
 	}
 	if mode != "passive" && mode != "active" {

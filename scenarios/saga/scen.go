@@ -2,12 +2,12 @@ package sagascen
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
+	"github.com/simrun-dev/simrun/internal/inputfile"
 	"github.com/simrun-dev/simrun/protocols/saga"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
@@ -73,7 +73,11 @@ var kinds = []kind{
 	{name: "parallel", suite: true, help: "parallel sub-transactions (next/3): a booking and a payment branch join no agent twice; -p fail=AGENT:ACTION makes one action fail",
 		params: withParams(scenarios.Param{Name: "fail", Default: "a4:doReceipt", Help: "the action that fails (agent:action), or none"}),
 		system: func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
-			return build("parallel.saga", parallelConfig, 0, tm, pol)
+			s, err := build("parallel.saga", parallelConfig, 0, tm, pol)
+			if err == nil {
+				checkFail(b.Params, s.conf, b.Params.String("fail"))
+			}
+			return s, err
 		},
 		input: func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
 			d := saga.Data{}
@@ -216,7 +220,7 @@ func fileSystem(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error
 	if file == "" {
 		file = "paper.saga"
 	} else {
-		data, err := os.ReadFile(file)
+		data, err := inputfile.Read(file, saga.MaxConfigBytes)
 		if err != nil {
 			return nil, fmt.Errorf("parameter file: %v", err)
 		}

@@ -1,0 +1,4 @@
+package scenarios
+
+// GCPercentFor exposes gcPercentFor to the external tests.
+var GCPercentFor = gcPercentFor
