@@ -56,7 +56,7 @@ var ModelParams = []model.Param{
 	{Name: "retry", Default: "false", Help: "turn the retry timer on (choice K2) and let the network lose messages"},
 	{Name: "losses", Default: "2", Help: "with retry: messages the network may lose along a path"},
 	{Name: "maxflight", Default: "0", Help: "bound for larger configurations: do not explore past states with more messages in flight (0: none)"},
-	{Name: "bug", Default: "none", Help: "plant a deliberate bug: none, ignore-orders, book-used, no-order-wait, no-ack, silent-release"},
+	{Name: "bug", Default: "none", Help: bugHelp()},
 }
 
 func init() {
@@ -104,7 +104,7 @@ func (o modelOptions) config() (winkowski.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("parameter entering: %w", err)
 	}
-	b, err := winkowski.ParseBug(o.bug)
+	pol, err := bugPolicy(o.bug)
 	if err != nil {
 		return cfg, fmt.Errorf("parameter bug: %w", err)
 	}
@@ -112,7 +112,7 @@ func (o modelOptions) config() (winkowski.Config, error) {
 		return cfg, fmt.Errorf("parameter tasks: at least one task")
 	}
 	computers := max(o.agents, o.hosts)
-	cfg = winkowski.Config{Agents: computers, K: computers + 1, Gamma: 5 * time.Millisecond, Variant: v, Entering: e, Bug: b,
+	cfg = winkowski.Config{Agents: computers, K: computers + 1, Gamma: 5 * time.Millisecond, Variant: v, Entering: e, Policy: pol,
 		Durable: o.crashes > 0}
 	if o.retry {
 		cfg.Retry = 5 * time.Millisecond

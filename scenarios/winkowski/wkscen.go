@@ -75,7 +75,7 @@ func commonParams(horizon, bound string, crashes, permanent, partitions, spikes,
 		{Name: "partitions", Default: fmt.Sprint(partitions), Help: "partitions (or one-way cuts) drawn over all nodes; each heals"},
 		{Name: "spikes", Default: fmt.Sprint(spikes), Help: "latency spikes drawn (slow agents, message delays)"},
 		{Name: "skews", Default: fmt.Sprint(skews), Help: "clock skews drawn"},
-		{Name: "bug", Default: "none", Help: "plant a deliberate bug, to see the checkers catch it: none, ignore-orders, book-used, no-order-wait, no-ack, silent-release"},
+		{Name: "bug", Default: "none", Help: bugHelp()},
 	}
 }
 
@@ -186,7 +186,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	proto, perr := parseProtocol(p.String("protocol"))
 	variant, verr := winkowski.ParseVariant(p.String("variant"))
 	entering, eerr := winkowski.ParseEntering(p.String("entering"))
-	bug, berr := winkowski.ParseBug(p.String("bug"))
+	policy, berr := bugPolicy(p.String("bug"))
 	var gamma time.Duration
 	if p.String("gamma") == "seed" {
 		// Swarm: Γ drawn from the seed, 1ms…256ms, log-uniform (small Γ makes tasks
@@ -222,7 +222,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	if k == 0 {
 		k = cfg.Agents + 1
 	}
-	cfg.K, cfg.Gamma, cfg.Retry, cfg.Variant, cfg.Entering, cfg.Bug = k, gamma, retry, variant, entering, bug
+	cfg.K, cfg.Gamma, cfg.Retry, cfg.Variant, cfg.Entering, cfg.Policy = k, gamma, retry, variant, entering, policy
 	// Validate before drawing faults: bad input is reported whatever the plan.
 	if _, err := winkowski.NewSystem(cfg); err != nil {
 		return nil, nil, err
