@@ -17,7 +17,9 @@ var bugs = []bugVariant{
 	// (p3) evaluated without counting order forms (the (p1) count in the complete
 	// variant): a task keeps its requests behind a faulty winner.
 	{"ignore-orders", "(p3) does not count order forms", winkowski.Policy{
-		CountsAhead: func(_ *winkowski.System, t *winkowski.Task, r winkowski.Req, _ bool) bool { return r.Ticket <= t.Ticket },
+		CountsAhead: func(_ *winkowski.System, t *winkowski.Task, r winkowski.Req, _ bool) bool {
+			return r.Ticket <= t.Ticket
+		},
 	}},
 	// A manager books resource 0 on every winning form, without checking that it is
 	// free.
