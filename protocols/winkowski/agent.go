@@ -816,7 +816,6 @@ func (a *Agent) alarm(t *Task, c *ctx) {
 			}
 		}
 		if blocked == 0 || (t.Status == Ordering && !t.ordersSeen(s)) {
-			c.out.Cover(ruleAlarmMoot)
 			break // the situation changed: play decides afresh
 		}
 		stay := true

@@ -149,16 +149,15 @@ func (o modelOptions) config() (winkowski.Config, error) {
 	return cfg, nil
 }
 
-func (o modelOptions) system() (*model.Actors, error) { return o.systemWrapped(nil) }
+func (o modelOptions) system() (*model.Actors, error) { return o.systemWrapped(plant{}) }
 
-// systemWrapped is system with every agent wrapped by wrap before the monitor wraps it
-// (see modelSystem).
-func (o modelOptions) systemWrapped(wrap func(*winkowski.System, sim.Node) sim.Node) (*model.Actors, error) {
+// systemWrapped is system with a broken game planted by pl (tests; see plant).
+func (o modelOptions) systemWrapped(pl plant) (*model.Actors, error) {
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
 	}
-	a, err := modelSystem(cfg, wrap)
+	a, err := modelSystem(cfg, pl)
 	if err != nil {
 		return nil, err
 	}
@@ -179,22 +178,25 @@ type modelGhost struct {
 	BookFailed bool  // some winning form found no free resource
 	// Broken is the first rule the agent monitor (monitor.go) saw broken, "" if none:
 	// it stays "" on every path of a correct protocol, so it distinguishes no states
-	// and the state counts are those of the unmonitored game.
-	Broken string
+	// and the state counts are those of the unmonitored game. MgrBroken is the same
+	// for the manager monitor (hostmon.go).
+	Broken, MgrBroken string
 }
 
 // ModelSystem returns the actor system for cfg with the game's invariants.
-func ModelSystem(cfg winkowski.Config) (*model.Actors, error) { return modelSystem(cfg, nil) }
+func ModelSystem(cfg winkowski.Config) (*model.Actors, error) { return modelSystem(cfg, plant{}) }
 
-// modelSystem is ModelSystem with every agent wrapped by wrap before the monitor wraps
-// it (tests plant broken agents with it; nil: none).
-func modelSystem(cfg winkowski.Config, wrap func(*winkowski.System, sim.Node) sim.Node) (*model.Actors, error) {
+// modelSystem is ModelSystem with a broken game planted by pl (tests; see plant).
+func modelSystem(cfg winkowski.Config, pl plant) (*model.Actors, error) {
+	if pl.policy != nil {
+		pl.policy(&cfg.Policy)
+	}
 	sys, err := winkowski.NewSystem(cfg)
 	if err != nil {
 		return nil, err
 	}
 	nodes, lay := winkowski.Nodes(sys)
-	nodes = monitored(sys, nodes, lay, nil, wrap)
+	nodes = monitored(sys, nodes, lay, nil, pl)
 	n := len(sys.Tasks)
 	return &model.Actors{
 		Name:  "winkowski",
@@ -207,8 +209,11 @@ func modelSystem(cfg winkowski.Config, wrap func(*winkowski.System, sim.Node) si
 			case winkowski.KindBookFailed:
 				mg.BookFailed = true
 			case kindRule:
-				if mg.Broken == "" {
-					b := o.Value.(RuleBroken)
+				b := o.Value.(RuleBroken)
+				switch {
+				case b.Manager && mg.MgrBroken == "":
+					mg.MgrBroken = b.Rule + ": " + b.String()
+				case !b.Manager && mg.Broken == "":
 					mg.Broken = b.Rule + ": " + b.String()
 				}
 			}
@@ -220,6 +225,7 @@ func modelSystem(cfg winkowski.Config, wrap func(*winkowski.System, sim.Node) si
 			model.Always("WK-P2 all or nothing", func(s *model.State) bool { return modelAllOrNothing(s, sys, lay) == "" }),
 			model.Always("WK-booking", func(s *model.State) bool { return !model.GhostAs[modelGhost](s).BookFailed }),
 			model.Always("agent rules", func(s *model.State) bool { return model.GhostAs[modelGhost](s).Broken == "" }),
+			model.Always("manager rules", func(s *model.State) bool { return model.GhostAs[modelGhost](s).MgrBroken == "" }),
 			model.Eventually("all tasks done", func(s *model.State) bool { return int(model.GhostAs[modelGhost](s).Done) == n }),
 		},
 	}, nil

@@ -22,12 +22,22 @@ import (
 //	WK-P1/semaphore       ... and against a counting semaphore of the pool's
 //	                      capacity (checker.Semaphore)
 //	WK-P2/all-or-nothing  a task uses its resources only while it holds all of them
+//	WK-3/leave            a task leaves the game only after every pool of its
+//	                      interest freed its resource (§2/§3, releasing; the game
+//	                      only: a baseline's task leaves once its releases are sent)
 //	WK-booking            every winning form finds a free resource (the game only)
 //	WK-agent-state,       the agent monitor's rules (the game only; monitor.go):
 //	WK-T1/ticket,         the agent's DistributedTickets/Entering/Competing against
 //	WK-1/predecessors,    its tasks (§3), the ticket given (§3, choices T1/E1), the
 //	WK-3/regress          absolute predecessors (§3), and withdrawing exactly when
 //	                      (p1)/(p3) fails by the task's knowledge (§2/§3)
+//	WK-1/enter,           ... and the task's decisions (decisions.go): the end of the
+//	WK-3/progress,        entering phase (N1, E1), ordering and winning, the alarm
+//	WK-4/alarm,           clock and the blocking requests (G1), advancing forms (A1),
+//	WK-4/advance          each evaluated afresh on the task's knowledge
+//	WK-2/manager          the manager monitor (hostmon.go): every action of a manager
+//	                      against the paper's actions of resource managers (§3), its
+//	                      broadcast, and K2's answers
 //	WK-P3/starvation      every task completes within the bound after max(its
 //	                      creation, the faults settling) — except tasks that
 //	                      depend (transitively share pools) on a failed task
@@ -53,17 +63,36 @@ func (r *run) properties() []checker.Property {
 	s := r.sys
 	props := []checker.Property{
 		{Name: "WK-P1/exclusion", Class: checker.Safety, Check: func(cr *checker.Run) error {
-			return winkowski.CheckExclusion(s, cr.Result.History)
+			if err := winkowski.CheckExclusion(s, cr.Result.History); err != nil {
+				return err
+			}
+			cr.Count(count(cr, winkowski.KindAccess, winkowski.KindBook), 0)
+			return nil
 		}},
-		checker.LinearizableKeyed("WK-P1/linearizable", poolModel(s), r.poolOps(false), 0),
-		checker.LinearizableKeyed("WK-P1/semaphore", semModel(s), r.poolOps(true), 0),
+		counted(checker.LinearizableKeyed("WK-P1/linearizable", poolModel(s), r.poolOps(false), 0), func(cr *checker.Run) int { return len(r.ops(cr, false)) }),
+		counted(checker.LinearizableKeyed("WK-P1/semaphore", semModel(s), r.poolOps(true), 0), func(cr *checker.Run) int { return len(r.ops(cr, true)) }),
 		{Name: "WK-P2/all-or-nothing", Class: checker.Safety, Check: func(cr *checker.Run) error {
-			return winkowski.CheckAllOrNothing(s, cr.Result.History)
+			if err := winkowski.CheckAllOrNothing(s, cr.Result.History); err != nil {
+				return err
+			}
+			cr.Count(count(cr, winkowski.KindAccess), 0)
+			return nil
 		}},
 	}
 	if r.proto == game {
+		props = append(props, checker.Property{Name: "WK-3/leave", Class: checker.Safety, Check: func(cr *checker.Run) error {
+			n, err := checkLeave(s, cr.Result.History)
+			if err == nil {
+				cr.Count(n, 0)
+			}
+			return err
+		}})
 		props = append(props, checker.Property{Name: "WK-booking", Class: checker.Safety, Check: func(cr *checker.Run) error {
-			return winkowski.CheckBookings(s, cr.Result.History)
+			if err := winkowski.CheckBookings(s, cr.Result.History); err != nil {
+				return err
+			}
+			cr.Count(count(cr, winkowski.KindBook), 0)
+			return nil
 		}})
 		props = append(props, ruleProperties(r.tally)...)
 	}
@@ -72,6 +101,53 @@ func (r *run) properties() []checker.Property {
 		scenarios.Bounded("WK-P4/locality", r.bound, func(cr *checker.Run) []scenarios.Item { return r.items(cr, true) }),
 	)
 	return props
+}
+
+// count returns how many observations of the kinds the run recorded.
+func count(cr *checker.Run, kinds ...string) int {
+	n := 0
+	for _, o := range cr.Result.History {
+		if slices.Contains(kinds, o.Kind) {
+			n++
+		}
+	}
+	return n
+}
+
+// counted makes a property say how many items it judged (n) when it passes.
+func counted(p checker.Property, n func(cr *checker.Run) int) checker.Property {
+	check := p.Check
+	p.Check = func(cr *checker.Run) error {
+		if err := check(cr); err != nil {
+			return err
+		}
+		cr.Count(n(cr), 0)
+		return nil
+	}
+	return p
+}
+
+// checkLeave is WK-3's last step (§2, §3 "receiving a message ... in RELEASING"): a
+// task leaves the game only when it has learned that every pool of its interest
+// released its resource — so by then every manager freed it. It returns how many
+// departures it checked.
+func checkLeave(s *winkowski.System, h []sim.Observation) (int, error) {
+	freed := map[winkowski.TaskID][]winkowski.PoolID{}
+	n := 0
+	for _, o := range h {
+		switch v := o.Value.(type) {
+		case winkowski.Freed:
+			freed[v.Task] = append(freed[v.Task], v.Pool)
+		case winkowski.Done:
+			n++
+			for _, p := range s.Task(v.Task).Pools {
+				if !slices.Contains(freed[v.Task], p) {
+					return n, fmt.Errorf("task %d left the game at %v while %s has not freed its resource", v.Task, o.Time, s.PoolName(p))
+				}
+			}
+		}
+	}
+	return n, nil
 }
 
 // ---- linearizability ----
@@ -141,12 +217,15 @@ type failures struct {
 	lostPool map[winkowski.PoolID]sim.Time
 }
 
-// crashTimes returns, for every node the plan leaves down, the time of its last crash.
+// crashTimes returns, for every node the plan leaves down, the time of its last crash
+// (of a crash-send, the end of its window).
 func (r *run) crashTimes(down []string) map[string]sim.Time {
 	at := map[string]sim.Time{}
 	for _, e := range r.plan.Events {
-		if e.Kind == "crash" && slices.Contains(down, e.Node) {
-			at[e.Node] = sim.Time(e.At)
+		if e.IsCrash() && slices.Contains(down, e.Node) {
+			// A crash-send crashes the node at its last call in the window: every task
+			// alive then is alive at the window's end (a down agent observes nothing).
+			at[e.Node] = sim.Time(e.At) + sim.Time(e.For)
 		}
 	}
 	return at

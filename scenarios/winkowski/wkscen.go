@@ -63,7 +63,7 @@ import (
 func commonParams(horizon, bound string, crashes, permanent, partitions, spikes, skews int) []scenarios.Param {
 	return []scenarios.Param{
 		{Name: "protocol", Default: "winkowski", Help: "winkowski (the game), ordered (ordered locking) or central (central lock manager)"},
-		{Name: "variant", Default: "complete", Help: "the game's variant: complete ((p2)/(p3), order forms, alarm clock) or restricted ((p1))"},
+		{Name: "variant", Default: "complete", Help: "the game's variant: complete ((p2)/(p3), order forms, alarm clock) or restricted ((p1)); swarm: \"seed\" draws it (restricted on a quarter of the seeds, without crashes for good)"},
 		{Name: "entering", Default: "alarm", Help: "the game's entering phase: alarm (stop waiting for stuck absolute predecessors after Γ) or literal"},
 		{Name: "gamma", Default: "100ms", Help: "alarm-clock period Γ (swarm: \"seed\" draws it from the seed)"},
 		{Name: "k", Default: "0", Help: "ticket modulus K: agent i takes tickets nK+i (0: number of agents + 1)"},
@@ -123,6 +123,9 @@ type planner func(b *scenarios.Build, knobs faultKnobs, agents []string, hosts f
 
 // faultKnobs are the fault parameters common to every scenario.
 type faultKnobs struct {
+	// game: the game runs (not a baseline), so plans may crash manager hosts
+	// transiently: the game resends what they lose (K2, F3).
+	game                                          bool
 	horizon                                       time.Duration
 	crashes, permanent, partitions, spikes, skews int
 }
@@ -176,15 +179,23 @@ func build(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, err
 
 // buildRun is build, also returning what the properties see of the run.
 func buildRun(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, *run, error) {
-	return buildRunWrapped(b, wl, plan, nil)
+	return buildRunWrapped(b, wl, plan, plant{})
 }
 
-// buildRunWrapped is buildRun with every agent of the game wrapped by wrap before the
-// monitor wraps it (tests plant broken agents with it; nil: none).
-func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*winkowski.System, sim.Node) sim.Node) (*scenarios.Setup, *run, error) {
+// buildRunWrapped is buildRun with a broken game planted by pl (tests; see plant).
+func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, pl plant) (*scenarios.Setup, *run, error) {
 	p := b.Params
 	proto, perr := parseProtocol(p.String("protocol"))
-	variant, verr := winkowski.ParseVariant(p.String("variant"))
+	var variant winkowski.Variant
+	var verr error
+	if p.String("variant") == "seed" {
+		// Swarm: the restricted variant (p1) on a quarter of the seeds.
+		if sim.Stream(b.Seed, "variant").IntN(4) == 0 {
+			variant = winkowski.Restricted
+		}
+	} else {
+		variant, verr = winkowski.ParseVariant(p.String("variant"))
+	}
 	entering, eerr := winkowski.ParseEntering(p.String("entering"))
 	policy, berr := bugPolicy(p.String("bug"))
 	var gamma time.Duration
@@ -199,7 +210,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	retry := p.Duration("retry")
 	horizon := p.PositiveDuration("horizon")
 	bound := p.PositiveDuration("bound")
-	knobs := faultKnobs{horizon: horizon, crashes: p.IntRange("crashes", 0, 1000), permanent: p.IntRange("permanent", 0, 1000),
+	knobs := faultKnobs{game: proto == game, horizon: horizon, crashes: p.IntRange("crashes", 0, 1000), permanent: p.IntRange("permanent", 0, 1000),
 		partitions: p.IntRange("partitions", 0, 1000), spikes: p.IntRange("spikes", 0, 1000), skews: p.IntRange("skews", 0, 1000)}
 	if perr != nil {
 		return nil, nil, perr
@@ -241,6 +252,9 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	// A restarted agent or manager resumes from stable storage (a "returning late"
 	// failure); a node that never restarts needs nothing stored.
 	cfg.Durable = fp.Uses("restart")
+	if pl.policy != nil {
+		pl.policy(&cfg.Policy)
+	}
 	sys := mustSystem(cfg)
 	var nodes []sim.NodeSpec
 	tally := &ruleTally{}
@@ -248,7 +262,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	case game:
 		var lay *winkowski.Layout
 		nodes, lay = winkowski.Nodes(sys)
-		nodes = monitored(sys, nodes, lay, tally, wrap) // the agent monitor (monitor.go)
+		nodes = monitored(sys, nodes, lay, tally, pl) // the agent and manager monitors (monitor.go, hostmon.go)
 	case ordered:
 		nodes, _ = baseline.Nodes(sys, baseline.Ordered)
 	case central:
@@ -737,8 +751,39 @@ func swarm(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	return jobsConfig(r, agents, pools, 3, jobs, tasks, rho, exec, think), nil
 }
 
-func swarmPlan(b *scenarios.Build, k faultKnobs, agents []string, _ func(int) string, _ *winkowski.Config) (faults.Plan, error) {
-	return faults.Generate(b.Seed, agents, faults.Swarm(b.Seed, agentFaults(k, agents)))
+// swarmPlan draws the swarm's faults: agent crashes (some of them crash-sends: the
+// agent stops part-way through a call's forms), crashes for good (not in the
+// restricted variant, which assumes no failures), partitions, spikes and skews, with
+// intensities drawn from the seed; and, for the game, transient crashes of manager
+// hosts (one down at a time; some cut a broadcast short), which the game survives by
+// resending and polling (K2, F3).
+func swarmPlan(b *scenarios.Build, k faultKnobs, agents []string, hosts func(int) string, cfg *winkowski.Config) (faults.Plan, error) {
+	limits := agentFaults(k, agents)
+	limits.CrashSendFrac = 0.6
+	if cfg.Variant == winkowski.Restricted {
+		limits.Permanent = 0
+	}
+	plan, err := faults.Generate(b.Seed, agents, faults.Swarm(b.Seed, limits))
+	if err != nil || !k.game {
+		return plan, err
+	}
+	var withPools []string
+	for c := range cfg.Agents {
+		if slices.ContainsFunc(cfg.Pools, func(p winkowski.Pool) bool { return p.Host == c }) {
+			withPools = append(withPools, hosts(c))
+		}
+	}
+	hs := sim.StreamSeed(b.Seed, "host-faults")
+	hp := faults.Params{Horizon: k.horizon, Crashes: sim.Stream(b.Seed, "host-crashes").IntN(3), MeanDown: k.horizon / 10,
+		MaxDown: 1, CrashSendFrac: 0.5, Crashable: withPools}
+	hplan, err := faults.Generate(hs, withPools, hp)
+	if err != nil {
+		return plan, err
+	}
+	for _, e := range hplan.Events {
+		plan = insertEvent(plan, e)
+	}
+	return plan, nil
 }
 
 // ---- registration ----
@@ -770,7 +815,7 @@ func init() {
 			dp("jobs", "1", "jobs per agent"), dp("tasks", "5", "tasks per job"), dp("rho", "2", "most pools a task needs (ϱ)")}, timing...)...),
 		randomJobs, hostPlan)
 	reg("winkowski/swarm", "random system and workload; crash, permanent-crash, spike and skew intensities drawn from the seed", false,
-		withDefault(params(commonParams("1s", "3s", 6, 1, 4, 4, 2)), "gamma", "seed"),
+		withDefault(withDefault(params(commonParams("1s", "3s", 6, 1, 4, 4, 2)), "gamma", "seed"), "variant", "seed"),
 		swarm, swarmPlan)
 	reg("winkowski/orders", "a lower-priority task fails in ORDERING in front of a higher-priority one: (p3) must count its order form (WK-4)", false,
 		withDefault(params(commonParams("1s", "3s", 0, 0, 0, 0, 0), dp("meals", "2", "tasks of the bystander U"), dp("exec", "8ms", "mean execution time of a task")), "gamma", "1s"),
