@@ -403,13 +403,16 @@ func (a *Agent) takeTicket(t *Task) {
 
 // form sends one of T's forms (f.Type, and f.Ticket, f.Final or f.Agent where they
 // apply) to the manager of T's k-th pool, with T's next sequence number for that pool
-// (choice K2). With Retry it is kept until a state shows it applied.
+// (choice K2). With Retry, or Durable, it is kept until a state shows it applied: a
+// restarted agent resends it (F2) — also without Retry, since a crash can cut a
+// call's forms short (the model checker's Crashes.MidSend found a task that waited
+// for ever for a request its crashed agent never sent).
 func (a *Agent) form(t *Task, k int, f Form, c *ctx) {
 	f.Pool, f.Task = a.sys.Task(t.ID).Pools[k], t.ID
 	t.Sent = slices.Clone(t.Sent) // never in place: stored records and clones share it
 	t.Sent[k]++
 	f.Seq = t.Sent[k]
-	if a.sys.Retry > 0 {
+	if a.sys.Retry > 0 || a.sys.Durable {
 		t.Unacked = slices.Clone(t.Unacked)
 		t.Unacked[k] = append(slices.Clip(t.Unacked[k]), f)
 	}
