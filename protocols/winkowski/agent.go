@@ -141,6 +141,9 @@ func (a *Agent) Handle(in sim.Input, out *sim.Outbox) {
 	}
 }
 
+// System returns the system the agent plays in.
+func (a *Agent) System() *System { return a.sys }
+
 func (a *Agent) task(id TaskID) *Task {
 	i, ok := slices.BinarySearchFunc(a.Tasks, id, cmpTask)
 	if !ok {

@@ -15,7 +15,8 @@ import (
 //
 //	WK-1/enter     §3 "change of status from REGISTERING to ADMITTED" (with N1 and
 //	               E1): on a state, a task takes a ticket only once every pool has
-//	               answered and no absolute predecessor is left, and it does so then;
+//	               answered (its knowledge of each shows it registered) and no
+//	               absolute predecessor is left, and it does so then;
 //	               by the alarm (a timeout) only while some predecessor is left. A task
 //	               that waits for predecessors in the alarm mode has the alarm set, to
 //	               clock+Γ afresh when a predecessor left in the call (E1), else not
@@ -26,6 +27,8 @@ import (
 //	               holding, a task in TRYING wins (restricted) or orders (complete: order
 //	               forms to every pool); in ORDERING, once it also sees its order form at
 //	               every pool (O1), it wins. Order and winning forms are sent only then.
+//	               A task starts accessing only with its resource booked at every pool,
+//	               and then withdraws its forms everywhere and gives its ticket back.
 //	WK-4/alarm     §2/§3 "setting the alarm-clock": a task of the complete variant in
 //	               TRYING or ORDERING that is blocked (the above, except that some
 //	               request is not in front) has the alarm set after the call; set in the
@@ -148,7 +151,7 @@ func checkEnter(sys *winkowski.System, agent int, x *winkowski.Task, b *taskSnap
 	}
 	var out []RuleBroken
 	broken := func(format string, args ...any) {
-		out = append(out, RuleBroken{Rule: ruleEnter, Agent: agent, Task: x.ID, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, RuleBroken{Rule: ruleEnter, Agent: agent, Task: x.ID, Detail: t.detail(ruleEnter, format, args...)})
 	}
 	pools := sys.Task(x.ID).Pools
 	all := uint64(1)<<uint(len(pools)) - 1
@@ -181,7 +184,11 @@ func checkEnter(sys *winkowski.System, agent int, x *winkowski.Task, b *taskSnap
 		default:
 			left[k] = slices.DeleteFunc(slices.Clone(b.preds[k]), func(a winkowski.Adm) bool { return !m.Snap.Admitted(a.Task) })
 		}
+		// N1: every pool has answered, by T's knowledge: each shows T registered.
 		heard := x.Heard == all
+		for k := range pools {
+			heard = heard && slices.ContainsFunc(x.About[k].Registered, func(r winkowski.Reg) bool { return r.Task == x.ID })
+		}
 		n := distinctPreds(left)
 		switch {
 		case admitted && (!heard || n > 0):
@@ -207,11 +214,45 @@ func checkEnter(sys *winkowski.System, agent int, x *winkowski.Task, b *taskSnap
 func checkCompetition(sys *winkowski.System, agent int, x *winkowski.Task, b *taskSnap, in sim.Input, sends []sim.Envelope, t *ruleTally) []RuleBroken {
 	var out []RuleBroken
 	broken := func(rule, format string, args ...any) {
-		out = append(out, RuleBroken{Rule: rule, Agent: agent, Task: x.ID, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, RuleBroken{Rule: rule, Agent: agent, Task: x.ID, Detail: t.detail(rule, format, args...)})
 	}
 	pools := sys.Task(x.ID).Pools
 	all := uint64(1)<<uint(len(pools)) - 1
 	orders, wins, advances := formsOf(sys, sends, x, b, winkowski.FormOrder), formsOf(sys, sends, x, b, winkowski.FormWinning), formsOf(sys, sends, x, b, winkowski.FormAdvancing)
+	if b.status == winkowski.Winning && x.Status == winkowski.Accessing {
+		// WK-3 (W1, T1): booked everywhere, T withdraws its forms at every pool and
+		// gives its ticket back.
+		t.progress++
+		var final []winkowski.Form
+		for _, f := range formsOf(sys, sends, x, b, winkowski.FormWithdrawal) {
+			if f.Final {
+				final = append(final, f)
+			}
+		}
+		for k, p := range pools {
+			if _, ok := x.About[k].UnitOf(x.ID); !ok {
+				broken(ruleProgress, "started accessing without seeing its resource of %s booked", sys.PoolName(p))
+			}
+		}
+		if !toEvery(final, pools) || x.Ticket != 0 {
+			broken(ruleProgress, "started accessing with final withdrawals to %d of %d pools and ticket %d kept (W1, T1)", len(final), len(pools), x.Ticket)
+		}
+	}
+	// WK-3 (§3 "sending a request"): a pool leaves Destinations only by a request
+	// sent to it — in the call that admits T (every pool is a destination then) or
+	// later.
+	if x.Status == winkowski.Trying || x.Status == winkowski.Ordering {
+		dest := b.dest
+		if b.ticket == 0 && x.Ticket != 0 {
+			dest = all
+		}
+		reqs := formsOf(sys, sends, x, b, winkowski.FormRequest)
+		for k, p := range pools {
+			if dest&bit(k) != 0 && x.Dest&bit(k) == 0 && !slices.ContainsFunc(reqs, func(f winkowski.Form) bool { return f.Pool == p }) {
+				broken(ruleRegress, "%s is no longer a destination, yet no request was sent to it", sys.PoolName(p))
+			}
+		}
+	}
 	competing := b.status == winkowski.Trying || b.status == winkowski.Ordering
 	if !competing {
 		if len(orders)+len(wins)+len(advances) > 0 && b.status != winkowski.Registering {

@@ -101,6 +101,7 @@ func (m *hostMonitor) Handle(in sim.Input, out *sim.Outbox) {
 	}
 	for _, b := range checkHostCall(m.sys, h, in, st, applied, out.Sends(), t) {
 		out.Observe(kindRule, b)
+		t.report(b.Rule)
 	}
 	if m.tally != nil {
 		m.tally.rememberHost(h)
@@ -144,7 +145,7 @@ func encodeState(p *winkowski.PoolState) []byte { return p.AppendState(nil) }
 func checkHostCall(sys *winkowski.System, h *winkowski.Host, in sim.Input, st []winkowski.PoolState, applied [][]winkowski.Applied, sends []sim.Envelope, t *ruleTally) []RuleBroken {
 	var out []RuleBroken
 	broken := func(task winkowski.TaskID, format string, args ...any) {
-		out = append(out, RuleBroken{Rule: ruleManager, Agent: h.Computer, Task: task, Manager: true, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, RuleBroken{Rule: ruleManager, Agent: h.Computer, Task: task, Manager: true, Detail: t.detail(ruleManager, format, args...)})
 	}
 	switch in.Kind {
 	case sim.Restart:
@@ -193,7 +194,13 @@ func checkHostCall(sys *winkowski.System, h *winkowski.Host, in sim.Input, st []
 	if choice {
 		// A winning form books some free resource: take the one the manager took, if
 		// it was free.
-		if u, ok := got.UnitOf(f.Task); ok {
+		u, ok := got.UnitOf(f.Task)
+		if !ok {
+			broken(f.Task, "a winning form of task %d booked nothing though %d of the %d resources of %s are free", f.Task,
+				sys.Pools[f.Pool].Capacity-len(before.InUse), sys.Pools[f.Pool].Capacity, pool)
+			return out
+		}
+		{
 			if user, used := before.UserOf(u); used || int(u) < 0 || int(u) >= sys.Pools[f.Pool].Capacity {
 				broken(f.Task, "booked resource %d of %s (capacity %d) for task %d, used by %v (used: %v)", u, pool, sys.Pools[f.Pool].Capacity, f.Task, user, used)
 				return out

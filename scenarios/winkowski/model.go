@@ -88,10 +88,7 @@ func init() {
 		Params:    ModelParams,
 		Portfolio: Portfolio,
 		Build: func(p *model.Params) (model.System, error) {
-			o := modelOptions{variant: p.String("variant"), entering: p.String("entering"), bug: p.String("bug"),
-				tasks: p.List("tasks"), caps: p.List("caps"), agents: p.IntRange("agents", 1, 8), hosts: p.IntRange("hosts", 1, 2),
-				stagger: p.Bool("stagger"), crashes: p.IntRange("crashes", 0, 8), midsend: p.Bool("midsend"), retry: p.Bool("retry"), losses: p.IntRange("losses", 0, 100)}
-			mf := p.IntRange("maxflight", 0, 1000)
+			o, mf := optionsOf(p)
 			if p.Err() != nil {
 				return nil, p.Err()
 			}
@@ -102,6 +99,14 @@ func init() {
 			return a, err
 		},
 	})
+}
+
+// optionsOf reads the model's parameters (and maxflight).
+func optionsOf(p *model.Params) (modelOptions, int) {
+	o := modelOptions{variant: p.String("variant"), entering: p.String("entering"), bug: p.String("bug"),
+		tasks: p.List("tasks"), caps: p.List("caps"), agents: p.IntRange("agents", 1, 8), hosts: p.IntRange("hosts", 1, 2),
+		stagger: p.Bool("stagger"), crashes: p.IntRange("crashes", 0, 8), midsend: p.Bool("midsend"), retry: p.Bool("retry"), losses: p.IntRange("losses", 0, 100)}
+	return o, p.IntRange("maxflight", 0, 1000)
 }
 
 // modelOptions are the model's parameters, read.

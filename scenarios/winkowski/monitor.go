@@ -106,6 +106,26 @@ type ruleTally struct {
 	// hosts: each manager's pools after its last call (the simulator only), for the
 	// restart check.
 	hosts map[int][]byte
+	// reported: rules already broken in the run. A property shows the first violation
+	// and counts the rest, so later ones are recorded without their (costly) detail:
+	// a broken variant that breaks a rule on every call stays cheap to run.
+	reported map[string]bool
+}
+
+// report notes that rule was broken in the run.
+func (t *ruleTally) report(rule string) {
+	if t.reported == nil {
+		t.reported = map[string]bool{}
+	}
+	t.reported[rule] = true
+}
+
+// detail formats a violation's detail, unless rule was broken before in the run.
+func (t *ruleTally) detail(rule, format string, args ...any) string {
+	if t.reported[rule] {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // note says what a rule's property checked.
@@ -168,6 +188,7 @@ func (m *agentMonitor) Handle(in sim.Input, out *sim.Outbox) {
 	}
 	for _, b := range checkCall(m.sys, m.Agent(), in, before, out.Sends(), t) {
 		out.Observe(kindRule, b)
+		t.report(b.Rule)
 	}
 }
 
@@ -284,7 +305,7 @@ func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before [
 	}
 	var out []RuleBroken
 	broken := func(rule string, task winkowski.TaskID, format string, args ...any) {
-		out = append(out, RuleBroken{Rule: rule, Agent: a.Index, Task: task, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, RuleBroken{Rule: rule, Agent: a.Index, Task: task, Detail: t.detail(rule, format, args...)})
 	}
 	residue := winkowski.Ticket(a.Index + 1)
 	K := winkowski.Ticket(sys.K)
@@ -423,6 +444,10 @@ func checkDecision(sys *winkowski.System, agent int, x *winkowski.Task, b *taskS
 	}
 	var out []RuleBroken
 	broken := func(format string, args ...any) {
+		if t.reported[ruleRegress] {
+			out = append(out, RuleBroken{Rule: ruleRegress, Agent: agent, Task: x.ID})
+			return
+		}
 		why := explainP(sys, x, b, failing)
 		out = append(out, RuleBroken{Rule: ruleRegress, Agent: agent, Task: x.ID, Detail: fmt.Sprintf(format, append([]any{why}, args...)...)})
 	}
