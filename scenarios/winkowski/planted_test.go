@@ -309,7 +309,9 @@ var plantedBugs = []plantedBug{
 		policy(func(p *winkowski.Policy) { p.Current = func(*winkowski.Task, int) bool { return true } }), "swarm", "WK-3/|WK-booking"},
 	{"WK-4 p3-order", "ignore-orders", "(p3) does not count order forms (the -p bug=ignore-orders variant)",
 		policy(func(p *winkowski.Policy) {
-			p.CountsAhead = func(_ *winkowski.System, t *winkowski.Task, r winkowski.Req, _ bool) bool { return r.Ticket <= t.Ticket }
+			p.CountsAhead = func(_ *winkowski.System, t *winkowski.Task, r winkowski.Req, _ bool) bool {
+				return r.Ticket <= t.Ticket
+			}
 		}), "swarm", "WK-3/regress"},
 	{"WK-3 request", "one-request", "requests go to the task's first destination only",
 		dropAgentForms(winkowski.FormRequest, func(a *winkowski.Agent, _ sim.Input, _ []taskSnap, f winkowski.Form) bool {
