@@ -142,8 +142,11 @@
 //	    afresh. A crash followed by a restart is the paper's task that "returns after
 //	    a long time": states sent to it meanwhile are lost; on restart each task
 //	    resends its unapplied forms, polls every pool, and plays again only once every
-//	    pool has answered (Task.Fresh). The scenarios turn Durable on only when the
-//	    fault plan restarts a node: a node that never returns needs nothing stored.
+//	    pool has answered (Task.Fresh). Unapplied forms are kept with Durable even
+//	    without Retry: a crash can cut a call's forms short (the simulator's crash-send,
+//	    the model checker's Crashes.MidSend), and the restart resends what never left.
+//	    The scenarios turn Durable on only when the fault plan restarts a node: a node
+//	    that never returns needs nothing stored.
 //	F3  The paper's links are reliable with finite delay. Simulated partitions, cuts
 //	    and a manager's transient crash lose messages; with Config.Retry > 0 (K2) the
 //	    game repeats what was lost, so they act as long delays and the scenarios'

@@ -29,8 +29,14 @@ import (
 //	           winkowski.SeqModulus); and "all tasks done": every maximal path ends
 //	           with every task having left the game (no deadlock; with --fair also no
 //	           fair cycle that avoids it); "agent rules": the agent monitor
-//	           (monitor.go: WK-agent-state, WK-T1/ticket, WK-1/predecessors,
-//	           WK-3/regress) saw no rule broken on any transition.
+//	           (monitor.go, decisions.go: WK-agent-state, WK-T1/ticket,
+//	           WK-1/predecessors, WK-1/enter, WK-3/regress, WK-3/progress,
+//	           WK-4/alarm, WK-4/advance) saw no rule broken on any transition;
+//	           "manager rules": nor did the manager monitor (hostmon.go, WK-2/manager).
+//
+// With no -p, `simrun check winkowski` runs the Portfolio below (chain, restricted,
+// literal, capacity, agents, crash-send): together they reach every rule the swarm
+// needs them for, and each property says where it is relevant (coverage).
 //
 // Why one agent: with three agents the links multiply and the exhaustive search did not
 // end within 10 minutes; agents=3 is explored by random walks instead (the tests run

@@ -17,7 +17,9 @@ import (
 // rule broken. It keeps no state between calls (so that the model checker, which wraps
 // its agents the same way, sees the same states), and its encoding is the agent's.
 //
-// The rules (the property names of props.go; the model's "agent rules" checks all):
+// The rules (the property names of props.go; the model's "agent rules" checks all;
+// decisions.go has the task's decisions: WK-1/enter, WK-3/progress, WK-4/alarm,
+// WK-4/advance; hostmon.go the managers' WK-2/manager):
 //
 //	WK-agent-state     §3 "Local states of agents": DistributedTickets_A is the set of
 //	                   the tickets A's tasks hold (giving N adds it and sets TicketsAt_T

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simrun-dev/simrun/checker"
 	"github.com/simrun-dev/simrun/model"
 	"github.com/simrun-dev/simrun/protocols/winkowski"
 	"github.com/simrun-dev/simrun/scenarios"
@@ -533,6 +534,9 @@ func catchPlanted(t *testing.T, b plantedBug) (property, where string) {
 		}
 		return res.Violation.Name, fmt.Sprintf("portfolio %s at depth %d", cfg, res.Violation.Depth)
 	}
+	if _, ok := plants[b.name]; !ok {
+		plants[b.name] = b.plant // a plant of a test's own
+	}
 	res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: "winkowski/planted", Params: map[string]string{"plant": b.name},
 		From: 1, To: 2000, Workers: 1, StopAtFailure: true, FailureLimit: 1})
 	if err != nil {
@@ -570,6 +574,72 @@ func TestPlantedBugsCoverRules(t *testing.T) {
 		}
 		if !slices.ContainsFunc(plantedBugs, func(b plantedBug) bool { return b.rule == r.Tag }) {
 			t.Errorf("rule %s has no planted bug", r.Tag)
+		}
+	}
+}
+
+// A broken variant that livelocks — tasks that count every request in front of
+// theirs regress and request again for ever — ends at the run's event bound, a
+// failed verdict, within 4 000 + 1 200 events per task (a correct swarm run takes at
+// most 684 per task): a 2 000-seed sweep of such a variant ends in about a minute
+// instead of running for hours (the bound was 5 000 000 events per run).
+func TestLivelockEndsAtItsBound(t *testing.T) {
+	bounded := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		rep, err := scenarios.RunName("winkowski/planted", scenarios.Options{Seed: seed, Params: map[string]string{"plant": "count-all"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks := rep.Metrics.(Metrics).Tasks
+		if max := int64(4_000 + 1_200*tasks); rep.Result.Events > max {
+			t.Errorf("seed %d: %d events, more than the bound %d", seed, rep.Result.Events, max)
+		}
+		if rep.Result.Outcome == sim.EventBound {
+			bounded++
+			if !slices.ContainsFunc(rep.Verdicts, func(v checker.Verdict) bool { return v.Class == checker.Bound }) || !rep.Failed() {
+				t.Errorf("seed %d: ended at the event bound, verdicts %v", seed, rep.Verdicts)
+			}
+		}
+	}
+	if bounded < 5 {
+		t.Errorf("%d of seeds 1-30 reached the event bound: the variant hardly livelocks here", bounded)
+	}
+	t.Logf("%d of 30 seeds ended at the event bound (a failed run)", bounded)
+}
+
+// The gaps, each caught by both the default swarm and the portfolio: the
+// capacity accounting at the last unit of a pool of two (the manager's and the
+// task's side), the manager's check of an advancing form against the order forms it
+// holds, and the winning condition ("front") and the count of predecessors of (p3).
+func TestGapsCaughtBySwarmAndPortfolio(t *testing.T) {
+	byName := func(name string) plant {
+		i := slices.IndexFunc(plantedBugs, func(b plantedBug) bool { return b.name == name })
+		return plantedBugs[i].plant
+	}
+	accessiblePlus := policy(func(p *winkowski.Policy) {
+		p.Accessible = func(capacity, inUse int) int { return capacity - inUse + 1 }
+	})
+	successors := plant{agent: sabotage(countSuccessors)}
+	for _, c := range []struct {
+		what   string
+		plant  plant
+		config string
+		want   string
+	}{
+		{"manager: the last unit is never booked (u < capacity-1)", byName("last-unit-lost"), "capacity", "WK-2/manager|manager rules|WK-booking"},
+		{"task: one resource more accessible than free", accessiblePlus, "capacity", "WK-3/|agent rules|WK-booking"},
+		{"manager: an advancing form transposes past an order form", byName("advance-past-orders"), "chain", "WK-2/manager|manager rules"},
+		{"task: in front with as many requests before it as free resources", byName("front-off-by-one"), "chain", "WK-3/progress|agent rules|WK-booking"},
+		{"task: (p3) counts every request in front", byName("count-all"), "chain", "WK-3/regress|agent rules"},
+		{"task: (p3) counts higher-priority requests behind its own", successors, "chain", "WK-3/regress|agent rules"},
+	} {
+		for _, det := range []string{"swarm", "model:" + c.config} {
+			prop, where := catchPlanted(t, plantedBug{name: c.what, plant: c.plant, detector: det})
+			if prop == "" || !slices.ContainsFunc(strings.Split(c.want, "|"), func(w string) bool { return strings.HasPrefix(prop, w) }) {
+				t.Errorf("%s: %s caught by %q, want %s (%s)", c.what, det, prop, c.want, where)
+				continue
+			}
+			t.Logf("%s: %s — %s", c.what, prop, where)
 		}
 	}
 }

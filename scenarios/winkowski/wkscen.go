@@ -6,7 +6,7 @@
 //	winkowski/jobs      random jobs over random pool sets
 //	winkowski/chain     a task that fails for good in the middle of a conflict chain
 //	winkowski/poolcrash the manager role of one computer fails for good (measured)
-//	winkowski/swarm     random system, fault intensities drawn from the seed
+//	winkowski/swarm     random system, variant and fault intensities drawn from the seed
 //	winkowski/orders    a fixed configuration where (p3) must count order forms
 //	winkowski/rejoin    an agent restarts while a task of it holds a ticket and another
 //	                    of its tasks enters (tickets stay unique, WK-T1)
@@ -29,7 +29,10 @@
 // agents from everything else (the managers and the other agents) for a while, add
 // latency spikes (slow agents, message delays) and clock skews; chain adds a crash for
 // good of its middle agent, poolcrash one of a manager host; swarm draws every
-// intensity, and Γ, from the seed. Plans name agent nodes only, so one plan fits the
+// intensity, Γ and the variant (restricted on a quarter of the seeds, without crashes
+// for good) from the seed, turns some crashes into crash-sends (the agent stops
+// part-way through a call's forms) and crashes manager hosts transiently (the game
+// resends and polls what they lose: K2, F3). Plans name agent nodes only, so one plan fits the
 // game and both baselines (whose managers are named differently); the one-way cuts the
 // generator draws are therefore between agents, which exchange no messages, and drop
 // nothing. Partitions lose messages, which the paper's reliable links never do: the
@@ -40,8 +43,10 @@
 // survived like a partition (its state is in stable storage and lost forms are sent
 // again).
 //
-// Also here: the model "winkowski" for `simrun check` (model.go), and the parameter
-// bug=…, which plants a deliberate mistake so that a sweep shows the checkers catch it.
+// Also here: the model "winkowski" for `simrun check` and its portfolio (model.go),
+// the manager monitor (hostmon.go) beside the agent monitor (monitor.go,
+// decisions.go), and the parameter bug=…, which plants a deliberate mistake through
+// the protocol's Policy hooks (bugs.go) so that a sweep shows the checkers catch it.
 package wkscen
 
 import (
