@@ -1,16 +1,20 @@
 package wkscen
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/simrun-dev/simrun/coverage"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/scenarios"
 )
 
 // The default verification of the game — winkowski/swarm seeds 1-2000 and every
 // configuration of the model's portfolio — reaches every branched rule of the rule map
 // (protocols/winkowski/rules.go), and no property of it is vacuous or uncounted.
-// -short runs 200 seeds and the cheapest portfolio entry, and asserts what they reach.
+// -short runs 200 seeds (which reach every rule) and the cheapest portfolio entry
+// (crash-send: its verdict, its properties not vacuous, the restart rules reached).
 func TestCoverage(t *testing.T) {
 	o := coverage.Options{Seeds: 2000, Workers: 1}
 	if testing.Short() {
@@ -20,6 +24,30 @@ func TestCoverage(t *testing.T) {
 	rep, err := coverage.Protocol("winkowski", o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if testing.Short() {
+		// The cheapest portfolio entry: its verdict and its properties.
+		m, err := model.Lookup("winkowski")
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := coverage.CheckConfig(m, Portfolio[len(Portfolio)-1], model.Options{Coverage: true, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if part.Verdict != "ok" {
+			t.Errorf("%s: %s", part.Name, part.Verdict)
+		}
+		for _, p := range part.Coverage.Properties {
+			if p.Status != "ok" {
+				t.Errorf("[%s] %s is %s", part.Name, p.Name, p.Status)
+			}
+		}
+		for _, tag := range []string{"F2 agent-restart", "F2 not-fresh"} {
+			if part.Coverage.Rules[slices.IndexFunc(part.Coverage.Rules, func(r scenarios.RuleCoverage) bool { return r.Tag == tag })].Reached == 0 {
+				t.Errorf("[%s] does not reach %s", part.Name, tag)
+			}
+		}
 	}
 	var b strings.Builder
 	rep.WriteText(&b)

@@ -83,8 +83,8 @@ var Portfolio = []model.Config{
 		Params: map[string]string{"caps": "2,1", "tasks": "P1,P1,P1"}, MaxStates: 230_000},
 	{Name: "agents", Help: "two agents (two ticket residues) whose tasks, created at once, share a pool of two and find each other entering",
 		Params: map[string]string{"agents": "2", "stagger": "false", "tasks": "P1+P2,P2", "caps": "1,2"}, MaxStates: 420_000},
-	{Name: "crash-send", Help: "a task on two pools whose agent may crash twice, also part-way through a call's forms (MidSend), and restart from stable storage (F2)",
-		Params: map[string]string{"tasks": "P1+P2", "crashes": "2", "midsend": "true"}, MaxStates: 320_000},
+	{Name: "crash-send", Help: "a task on two pools whose agent may crash, also part-way through a call's forms (MidSend), and restart from stable storage (F2)",
+		Params: map[string]string{"tasks": "P1+P2", "crashes": "1", "midsend": "true"}, MaxStates: 20_000},
 }
 
 func init() {
