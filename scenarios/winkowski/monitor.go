@@ -76,7 +76,7 @@ type RuleBroken struct {
 	Agent int
 	Task  winkowski.TaskID // 0: the agent's own state
 	// Manager: the manager host of computer Agent broke the rule (WK-2/manager).
-	Manager bool
+	Manager bool `json:",omitempty"`
 	Detail  string
 }
 
