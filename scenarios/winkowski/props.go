@@ -283,8 +283,9 @@ func (r *run) failures(cr *checker.Run) failures {
 // of an agent that stays up, except those sharing a pool with a failed task); without,
 // WK-P3's (except those in the same conflict component as a failed task).
 //
-// A task the run ended before its deadline (max(creation, settled) + bound) without
-// completing is not yet due: it is left out and counted in notDue (exempt).
+// A task the run ended (at its horizon) before its deadline (max(creation, settled) +
+// bound) without completing is not yet due: it is left out and counted in notDue
+// (exempt).
 func (r *run) items(cr *checker.Run, direct bool) (items []scenarios.Item, notDue int) {
 	s := r.sys
 	f := r.failures(cr)
@@ -364,10 +365,11 @@ func (r *run) items(cr *checker.Run, direct bool) (items []scenarios.Item, notDu
 				it.Start = prevDone // due from its predecessor's completion at the latest
 			}
 			prevDone = it.Done
-			if !it.Completed && max(it.Start, cr.Settled).Add(r.bound) > cr.Time {
-				// Not yet due: the run ended before its bound ran out (a task created
-				// late in a long workload). WK-P3/WK-P4 cannot be violated by it yet;
-				// nor by the job's later tasks.
+			if !it.Completed && cr.Outcome == sim.Horizon && max(it.Start, cr.Settled).Add(r.bound) > cr.Time {
+				// Not yet due: the run reached its planned end before the task's bound
+				// ran out (a task created late in a long workload). WK-P3/WK-P4 cannot
+				// be violated by it yet; nor by the job's later tasks. (A run that
+				// stopped or went quiet judges every task: nothing more would happen.)
 				notDue++
 				blocked = true
 				continue
