@@ -141,6 +141,9 @@ func (a *Agent) Handle(in sim.Input, out *sim.Outbox) {
 	}
 }
 
+// System returns the system the agent plays in.
+func (a *Agent) System() *System { return a.sys }
+
 func (a *Agent) task(id TaskID) *Task {
 	i, ok := slices.BinarySearchFunc(a.Tasks, id, cmpTask)
 	if !ok {
@@ -254,6 +257,7 @@ func (a *Agent) restart(c *ctx) {
 	if !ok {
 		return // nothing stored: Durable is off
 	}
+	c.out.Cover(ruleAgentRestart)
 	a.Jobs = jobs
 	now := c.in.Now
 	for _, key := range c.in.Stable.Keys() {
@@ -358,6 +362,7 @@ func (a *Agent) create(js *JobState, c *ctx) {
 	a.Entering = insertID(a.Entering, id)
 	c.out.Observe(KindCreated, Created{Task: id, Agent: a.Index})
 	a.setStatus(t, Registering, c)
+	c.out.Cover(ruleRegister)
 	for k := range pools {
 		a.form(t, k, Form{Type: FormRegistration, Agent: c.in.Self}, c)
 	}
@@ -401,13 +406,16 @@ func (a *Agent) takeTicket(t *Task) {
 
 // form sends one of T's forms (f.Type, and f.Ticket, f.Final or f.Agent where they
 // apply) to the manager of T's k-th pool, with T's next sequence number for that pool
-// (choice K2). With Retry it is kept until a state shows it applied.
+// (choice K2). With Retry, or Durable, it is kept until a state shows it applied: a
+// restarted agent resends it (F2) — also without Retry, since a crash can cut a
+// call's forms short (the model checker's Crashes.MidSend found a task that waited
+// for ever for a request its crashed agent never sent).
 func (a *Agent) form(t *Task, k int, f Form, c *ctx) {
 	f.Pool, f.Task = a.sys.Task(t.ID).Pools[k], t.ID
 	t.Sent = slices.Clone(t.Sent) // never in place: stored records and clones share it
 	t.Sent[k]++
 	f.Seq = t.Sent[k]
-	if a.sys.Retry > 0 {
+	if a.sys.Retry > 0 || a.sys.Durable {
 		t.Unacked = slices.Clone(t.Unacked)
 		t.Unacked[k] = append(slices.Clip(t.Unacked[k]), f)
 	}
@@ -436,8 +444,10 @@ func (a *Agent) retry(t *Task, c *ctx) {
 		}
 		switch {
 		case !t.acked(k):
+			c.out.Cover(ruleResend)
 			a.resend(t, k, c)
 		case needNews:
+			c.out.Cover(rulePoll)
 			a.poll(t, k, c)
 		}
 	}
@@ -516,6 +526,7 @@ func (a *Agent) learn(t *Task, m State, c *ctx) {
 				return
 			}
 		}
+		c.out.Cover(ruleLeave)
 		a.leave(t, c)
 		return
 	}
@@ -525,6 +536,7 @@ func (a *Agent) learn(t *Task, m State, c *ctx) {
 	if t.Status == Registering && !t.heard(k) && snap.Registered(t.ID) {
 		// WK-1: the first news after registering: every task admitted here (in the
 		// competition phase) is an absolute predecessor.
+		c.out.Cover(ruleFirstNews)
 		t.Heard |= bit(k)
 		ps := make([]Adm, 0, len(snap.Admissions))
 		for _, x := range snap.Admissions {
@@ -535,15 +547,21 @@ func (a *Agent) learn(t *Task, m State, c *ctx) {
 		kn.Predecessors = ps
 	} else if len(kn.Predecessors) > 0 {
 		// A predecessor has left once its admission form is gone.
-		kn.Predecessors = slices.DeleteFunc(slices.Clone(kn.Predecessors), func(x Adm) bool { return !snap.Admitted(x.Task) })
+		left := slices.DeleteFunc(slices.Clone(kn.Predecessors), func(x Adm) bool { return !snap.Admitted(x.Task) })
+		if len(left) < len(kn.Predecessors) {
+			c.out.Cover(rulePredLeft)
+		}
+		kn.Predecessors = left
 	}
 	kn.Registered, kn.Requests, kn.Orders, kn.Use = snap.Applications, snap.Requests, snap.Orders, snap.InUse
 	if t.Status == Registering && t.AlarmSet {
 		if after, _ := t.predecessors(); after < before {
+			c.out.Cover(ruleEnterRearm)
 			a.disarm(t, c) // E1: a predecessor left; wait Γ afresh
 		}
 	}
 	if t.Fresh != full(len(pools)) {
+		c.out.Cover(ruleNotFresh)
 		return // F2: restarted; play once every pool has been heard from again
 	}
 	a.play(t, c)
@@ -566,13 +584,16 @@ func (a *Agent) step(t *Task, c *ctx) bool {
 		// WK-1 (N1): REGISTERING → ADMITTED once every pool has answered and every
 		// absolute predecessor has left the game.
 		if t.Heard != full(n) {
+			c.out.Cover(ruleNewsWait)
 			return false
 		}
 		preds, _ := t.predecessors()
 		if preds == 0 {
+			c.out.Cover(ruleAdmit)
 			a.admit(t, 0, c)
 			return true
 		}
+		c.out.Cover(rulePredWait)
 		if s.Entering == EnterAlarm && !t.AlarmSet {
 			a.arm(t, c) // E1
 		}
@@ -582,7 +603,7 @@ func (a *Agent) step(t *Task, c *ctx) bool {
 		views := make([]poolView, n)
 		p3, seen, front := true, true, true
 		for k, p := range pools {
-			v := t.view(s, k, p)
+			v := t.view(s, k, p, c.out)
 			views[k] = v
 			p3 = p3 && v.p()
 			seen = seen && v.seen()
@@ -592,14 +613,17 @@ func (a *Agent) step(t *Task, c *ctx) bool {
 			// WK-3/WK-4: regressive behaviour is obligatory when (p1)/(p3) fails.
 			a.regress(t, c)
 			if t.Status == Ordering {
+				c.out.Cover(ruleRegressOrder)
 				a.setStatus(t, Trying, c)
 				return true
 			}
+			c.out.Cover(ruleRegress)
 			return false
 		}
 		if t.Status == Trying {
 			if t.Dest != 0 {
 				// WK-3: distribute the requests while (p1)/(p3) holds.
+				c.out.Cover(ruleRequest)
 				for k := range pools {
 					if t.Dest&bit(k) != 0 {
 						a.form(t, k, Form{Type: FormRequest, Ticket: t.Ticket}, c)
@@ -614,36 +638,50 @@ func (a *Agent) step(t *Task, c *ctx) bool {
 			if front {
 				a.disarm(t, c)
 				if s.Variant == Restricted {
+					c.out.Cover(ruleWinRestrict)
 					a.win(t, c) // WK-3: every request is preceded by fewer requests than free resources
 					return true
 				}
 				// WK-4: → ORDERING, send order forms.
+				c.out.Cover(ruleOrder)
 				a.setStatus(t, Ordering, c)
 				for k := range pools {
 					a.form(t, k, Form{Type: FormOrder, Ticket: t.Ticket}, c)
 				}
-				if s.Bug == BugNoOrderWait {
+				// T becomes an actual winner once its order forms are distributed (O1:
+				// seen at every pool, which they are not yet, unless the policy reads
+				// "distributed" as "sent", the formal rule's Destinations = ∅).
+				if s.ordersDistributed(t) {
 					a.win(t, c)
 				}
 				return true
 			}
 		} else { // Ordering
-			if !seen || (s.Bug != BugNoOrderWait && !t.ordersSeen(s)) {
+			if !seen || !s.ordersDistributed(t) {
+				c.out.Cover(ruleOrderWait)
 				return false
 			}
 			if front {
 				// WK-4: order forms everywhere and still in front → WINNING (choice O1).
+				c.out.Cover(ruleWinOrder)
 				a.disarm(t, c)
 				a.win(t, c)
 				return true
 			}
 		}
-		if s.Variant == Complete && !t.AlarmSet {
+		if s.Variant == Restricted {
+			c.out.Cover(ruleWaitRestrict) // WK-3: wait for the requests in front to go
+		} else if !t.AlarmSet {
 			// WK-4: blocked by at least as many requests as accessible resources: set
 			// the alarm clock and register the blocking requests (G1).
+			if t.Status == Ordering {
+				c.out.Cover(ruleAlarmOrder)
+			} else {
+				c.out.Cover(ruleAlarmSet)
+			}
 			a.arm(t, c)
 			for k := range pools {
-				t.About[k].Blocking = t.blocking(k)
+				t.About[k].Blocking = t.blocking(s, k)
 			}
 		}
 		return false
@@ -652,12 +690,14 @@ func (a *Agent) step(t *Task, c *ctx) bool {
 		for k, p := range pools {
 			if t.Seen&bit(k) == 0 {
 				if u, ok := unitOf(t.About[k].Use, t.ID); ok {
+					c.out.Cover(ruleBooked)
 					t.Seen |= bit(k)
 					c.out.Observe(KindAcquired, Acquired{Task: t.ID, Pool: p, Unit: u})
 				}
 			}
 		}
 		if t.Seen == full(n) {
+			c.out.Cover(ruleAccess)
 			a.access(t, c)
 			return true
 		}
@@ -722,6 +762,7 @@ func (a *Agent) access(t *Task, c *ctx) {
 
 // release: the execution ended → RELEASING, releasing forms to all pools.
 func (a *Agent) release(t *Task, c *ctx) {
+	c.out.Cover(ruleRelease)
 	a.setStatus(t, Releasing, c)
 	c.out.Observe(KindAccessEnd, AccessEnd{Task: t.ID})
 	for k := range t.About {
@@ -763,6 +804,7 @@ func (a *Agent) alarm(t *Task, c *ctx) {
 	case Registering:
 		if n, maxTicket := t.predecessors(); n > 0 {
 			// E1: no predecessor left for Γ: enter with a ticket below all of theirs.
+			c.out.Cover(ruleEnterAlarm)
 			a.admit(t, maxTicket, c)
 		}
 	case Trying, Ordering:
@@ -770,7 +812,7 @@ func (a *Agent) alarm(t *Task, c *ctx) {
 		pools := s.Task(t.ID).Pools
 		var blocked uint64
 		for k, p := range pools {
-			v := t.view(s, k, p)
+			v := t.view(s, k, p, c.out)
 			if !v.p() || !v.seen() {
 				blocked = 0
 				break
@@ -789,14 +831,16 @@ func (a *Agent) alarm(t *Task, c *ctx) {
 		if !stay {
 			// G1: some blocking request was removed: register the current blocking
 			// requests and wait Γ again.
+			c.out.Cover(ruleAlarmRearm)
 			a.arm(t, c)
 			for k := range pools {
-				t.About[k].Blocking = t.blocking(k)
+				t.About[k].Blocking = t.blocking(s, k)
 			}
 			break
 		}
 		// None of the blocking requests was removed for Γ: ADVANCING, send advancing
 		// forms to the pools where T is blocked (choice A1), then play on.
+		c.out.Cover(ruleAdvance)
 		prev := t.Status
 		a.setStatus(t, Advancing, c)
 		for k := range pools {

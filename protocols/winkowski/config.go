@@ -3,7 +3,6 @@ package winkowski
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -82,48 +81,6 @@ func ParseEntering(s string) (Entering, error) {
 	return 0, fmt.Errorf("unknown entering mode %q (alarm or literal)", s)
 }
 
-// Bug plants one deliberate mistake, for tests that show the checkers catch it (like
-// the demo protocol's NoDedup). NoBug in every real configuration.
-type Bug uint8
-
-const (
-	NoBug Bug = iota
-	// BugIgnoreOrders evaluates (p3) without counting order forms (the (p1) count in
-	// the complete variant): a task keeps its requests behind a faulty winner.
-	BugIgnoreOrders
-	// BugBookUsed makes a manager book resource 0 on every winning form, without
-	// checking that it is free.
-	BugBookUsed
-	// BugNoOrderWait lets a task become WINNING as soon as its order forms are sent,
-	// without seeing them at the pools and re-checking its position.
-	BugNoOrderWait
-	// BugNoAck drops choice K1: a task trusts what any state says about its own
-	// request and order form, also a state that predates some of its forms.
-	BugNoAck
-	// BugSilentRelease makes a manager send its state to registered tasks only, so the
-	// task whose releasing form dropped its registration is never told it was
-	// released (WK-2 sends the state "to T" as well): it waits in RELEASING for ever
-	// and its job stops. Nothing unsafe happens; only the liveness checks see it.
-	BugSilentRelease
-)
-
-var bugNames = []string{"none", "ignore-orders", "book-used", "no-order-wait", "no-ack", "silent-release"}
-
-func (b Bug) String() string {
-	if int(b) < len(bugNames) {
-		return bugNames[b]
-	}
-	return fmt.Sprintf("bug(%d)", uint8(b))
-}
-
-// ParseBug reads a bug name ("none" for none).
-func ParseBug(s string) (Bug, error) {
-	if i := slices.Index(bugNames, s); i >= 0 {
-		return Bug(i), nil
-	}
-	return 0, fmt.Errorf("unknown bug %q (one of %s)", s, strings.Join(bugNames, ", "))
-}
-
 // Pool is a pool of interchangeable resources on one computer.
 type Pool struct {
 	Name     string
@@ -170,7 +127,9 @@ type Config struct {
 	// Durable makes agents and managers keep what a restart needs in stable storage,
 	// so a crashed one resumes where it stopped (a "returning late" failure, F2).
 	Durable bool
-	Bug     Bug
+	// Policy holds the hooks at the game's decision points; the zero Policy is the
+	// protocol (see Policy: broken variants for tests are planted through it).
+	Policy Policy
 }
 
 // TaskInfo is a task of the system with its place in the workload.

@@ -92,14 +92,14 @@
 //	    resources): "proceeds further as in the restricted variant" (§2). Without the
 //	    last two a task advancing past T before T's order form arrived can take the
 //	    resource T counted on, and T's winning form then finds none free and T waits
-//	    for ever (BugNoOrderWait shows it). A task in ORDERING that is blocked (such an
+//	    for ever (-p bug=no-order-wait shows it). A task in ORDERING that is blocked (such an
 //	    overtaker failed) uses the alarm and advancing forms like one in TRYING.
 //	K1  A state tells T about its own request and order form only if it reflects every
 //	    form T has sent to that pool (Task.acked: the state's Seq is T's last form's).
 //	    The paper's tasks simply trust the latest state; with delays that state can
 //	    predate T's last withdrawal and show T's old request and order form, and T
 //	    then wins on a stale view (found by the swarm sweep: a winning form that found
-//	    no free resource; BugNoAck keeps it, pinned to swarm seed 111).
+//	    no free resource; -p bug=no-ack keeps it, pinned to swarm seed 111).
 //	K2  Sequence numbers and resending, so that lost messages act as delays. Every
 //	    form of T to pool P carries T's next sequence number for P (1, 2, …; kept in
 //	    stable storage, so numbers survive a restart of T's agent). The manager
@@ -142,17 +142,42 @@
 //	    afresh. A crash followed by a restart is the paper's task that "returns after
 //	    a long time": states sent to it meanwhile are lost; on restart each task
 //	    resends its unapplied forms, polls every pool, and plays again only once every
-//	    pool has answered (Task.Fresh). The scenarios turn Durable on only when the
-//	    fault plan restarts a node: a node that never returns needs nothing stored.
+//	    pool has answered (Task.Fresh). Unapplied forms are kept with Durable even
+//	    without Retry: a crash can cut a call's forms short (the simulator's crash-send,
+//	    the model checker's Crashes.MidSend), and the restart resends what never left.
+//	    The scenarios turn Durable on only when the fault plan restarts a node: a node
+//	    that never returns needs nothing stored.
 //	F3  The paper's links are reliable with finite delay. Simulated partitions, cuts
 //	    and a manager's transient crash lose messages; with Config.Retry > 0 (K2) the
 //	    game repeats what was lost, so they act as long delays and the scenarios'
 //	    generated plans partition agents from the managers. With Retry = 0 a lost form
 //	    or state is never repeated and the task it concerns may wait for ever.
 //
-// # Deliberate bugs
+// # Rules and their code
 //
-// Config.Bug plants one mistake (BugIgnoreOrders, BugBookUsed, BugNoOrderWait,
-// BugNoAck, BugSilentRelease) so that tests can show the sweeps and the model checker
-// catch it, like the demo protocol's NoDedup.
+// rules.go is the rule map: every rule of the digest and every choice above that has
+// a code branch, tagged like "WK-2 advance-ordered", "WK-4 alarm", "E1 rearm", "K2
+// poll", with out.Cover at the branch; the rules without a branch of their own are
+// declared there with the reason. Where they live:
+//
+//	WK-1, E1, N1        agent.go: create, learn (first news, predecessors), step
+//	                    (REGISTERING), admit, alarm (REGISTERING)
+//	WK-2, W1, K2 answer manager.go: PoolState actions (register … release), Host.receive,
+//	                    Host.broadcast; F2 host-restart in Host.Handle
+//	WK-3, WK-4, R1, P1, agent.go: step (TRYING, ORDERING, WINNING), regress, win, access,
+//	K1, O1, G1, A1      release, learn (RELEASING: leave), alarm; task.go: view ((p1)/(p3),
+//	                    the winning condition), blocking, blockersStay, ordersSeen
+//	T1                  agent.go: giveTicket, takeTicket
+//	K2, F2              agent.go: form, retry, resend, poll, restart, persist
+//
+// # Policy: the decision points
+//
+// Config.Policy (policy.go) holds hooks at the game's decision points — which requests
+// count in (p1)/(p3), how many resources are accessible, the winning condition per
+// pool, whether a state is current (K1), whether order forms are distributed (O1),
+// which requests block (G1), which unit a manager books, whether an advancing form
+// transposes, whether a manager tells an unregistered task. Nil hooks are the protocol.
+// Broken variants are planted through them from outside the protocol
+// (scenarios/winkowski/bugs.go for -p bug=NAME, and tests), so that the sweeps and the
+// model checker can be shown to catch them.
 package winkowski

@@ -62,14 +62,17 @@ func (p PoolState) order(t TaskID) PoolState {
 // advance transposes T's request with the request in front of it when that request's
 // task has no order form (WK-2: receiving an advancing form; no effect if T has no
 // request, the request has no predecessor, or the predecessor has an order form).
-func (p PoolState) advance(t TaskID) PoolState {
+func (p PoolState) advance(s *System, t TaskID, out *sim.Outbox) PoolState {
 	i := p.Position(t)
 	if i <= 0 {
+		out.Cover(ruleMgrAtFront)
 		return p
 	}
-	if p.Ordered(p.Requests[i-1].Task) {
+	if !s.transposes(&p, i) {
+		out.Cover(ruleMgrNoSwap)
 		return p
 	}
+	out.Cover(ruleMgrSwap)
 	q := slices.Clone(p.Requests)
 	q[i-1], q[i] = q[i], q[i-1]
 	p.Requests = q
@@ -95,24 +98,23 @@ func (p PoolState) withdraw(t TaskID, final bool) PoolState {
 
 // win books a free resource for T (WK-2: receiving a winning form; no effect if no
 // resource is free). It returns the unit booked and whether one was.
-func (p PoolState) win(t TaskID, capacity int, bug Bug) (PoolState, Unit, bool) {
+func (p PoolState) win(s *System, t TaskID, capacity int, out *sim.Outbox) (PoolState, Unit, bool) {
 	if _, ok := p.UnitOf(t); ok {
 		return p, 0, false
 	}
-	if bug == BugBookUsed {
-		// Deliberately broken: book resource 0 whoever uses it.
-		use := slices.DeleteFunc(slices.Clone(p.InUse), func(u Use) bool { return u.Unit == 0 })
-		p.InUse = slices.Insert(use, 0, Use{Unit: 0, Task: t})
-		return p, 0, true
+	u, ok := s.freeUnit(&p, capacity)
+	if !ok {
+		return p, 0, false
 	}
-	for u := Unit(0); int(u) < capacity; u++ {
-		i, used := slices.BinarySearchFunc(p.InUse, u, func(x Use, u Unit) int { return int(x.Unit - u) })
-		if !used {
-			p.InUse = slices.Insert(slices.Clip(p.InUse), i, Use{Unit: u, Task: t})
-			return p, u, true
-		}
+	out.Cover(ruleMgrBook)
+	// user_P(u) = T: a function of the unit, so an entry for u (none: u is free) goes.
+	use := slices.DeleteFunc(slices.Clone(p.InUse), func(x Use) bool { return x.Unit == u })
+	i, _ := slices.BinarySearchFunc(use, u, func(x Use, u Unit) int { return int(x.Unit - u) })
+	p.InUse = slices.Insert(use, i, Use{Unit: u, Task: t})
+	if capacity > 1 && len(p.InUse) == capacity {
+		out.Cover(ruleMgrLastUnit)
 	}
-	return p, 0, false
+	return p, u, true
 }
 
 // release frees T's resource and drops T's registration form (WK-2: receiving a
@@ -134,22 +136,30 @@ func (p PoolState) release(t TaskID) (PoolState, Unit, bool) {
 
 // apply performs the action of form f on the pool (WK-2). A winning form that finds
 // no free resource, and the booking or freeing of a resource, are observed.
-func (p PoolState) apply(f Form, capacity int, bug Bug, out *sim.Outbox) PoolState {
+func (p PoolState) apply(s *System, f Form, out *sim.Outbox) PoolState {
 	switch f.Type {
 	case FormRegistration:
+		out.Cover(ruleMgrRegister)
 		return p.register(Reg{Task: f.Task, Agent: f.Agent})
 	case FormAdmission:
+		out.Cover(ruleMgrAdmit)
 		return p.admit(Adm{Task: f.Task, Ticket: f.Ticket})
 	case FormRequest:
+		out.Cover(ruleMgrRequest)
 		return p.request(Req{Task: f.Task, Ticket: f.Ticket})
 	case FormOrder:
+		out.Cover(ruleMgrOrder)
 		return p.order(f.Task)
 	case FormAdvancing:
-		return p.advance(f.Task)
+		return p.advance(s, f.Task, out)
 	case FormWithdrawal:
+		out.Cover(ruleMgrWithdraw)
+		if f.Final {
+			out.Cover(ruleMgrFinal)
+		}
 		return p.withdraw(f.Task, f.Final)
 	case FormWinning:
-		np, u, ok := p.win(f.Task, capacity, bug)
+		np, u, ok := p.win(s, f.Task, s.Pools[f.Pool].Capacity, out)
 		if ok {
 			out.Observe(KindBook, Booked{Pool: f.Pool, Unit: u, Task: f.Task})
 		} else if _, has := p.UnitOf(f.Task); !has {
@@ -159,6 +169,7 @@ func (p PoolState) apply(f Form, capacity int, bug Bug, out *sim.Outbox) PoolSta
 	case FormReleasing:
 		np, u, ok := p.release(f.Task)
 		if ok {
+			out.Cover(ruleMgrRelease)
 			out.Observe(KindFree, Freed{Pool: f.Pool, Unit: u, Task: f.Task})
 		}
 		return np
@@ -214,6 +225,7 @@ func (h *Host) Handle(in sim.Input, out *sim.Outbox) {
 		h.St = make([]PoolState, len(h.Pools))
 		h.Applied = make([][]Applied, len(h.Pools))
 	case sim.Restart:
+		out.Cover(ruleHostRestart)
 		h.St = make([]PoolState, len(h.Pools))
 		h.Applied = make([][]Applied, len(h.Pools))
 		for i, p := range h.Pools {
@@ -259,14 +271,15 @@ func (h *Host) receive(f Form, from sim.NodeID, out *sim.Outbox) {
 	i := h.index(f.Pool)
 	last := h.last(i, f.Task)
 	if f.Type == FormPoll || f.Seq != last+1 {
-		if h.sys.Bug == BugSilentRelease && !h.St[i].Registered(f.Task) {
+		if !h.St[i].Registered(f.Task) && !h.sys.tellsUnregistered(f.Pool, f.Task) {
 			return
 		}
+		out.Cover(ruleMgrAnswer)
 		snap := h.St[i]
 		out.Send(from, State{Pool: f.Pool, Task: f.Task, Snap: &snap, Seq: last})
 		return
 	}
-	h.St[i] = h.St[i].apply(f, h.sys.Pools[f.Pool].Capacity, h.sys.Bug, out)
+	h.St[i] = h.St[i].apply(h.sys, f, out)
 	j, ok := slices.BinarySearchFunc(h.Applied[i], f.Task, cmpApplied)
 	if ok {
 		h.Applied[i] = slices.Clone(h.Applied[i]) // never in place: clones share it
@@ -291,7 +304,8 @@ func (h *Host) broadcast(i int, t TaskID, from sim.NodeID, out *sim.Outbox) {
 	for _, r := range snap.Applications {
 		out.Send(r.Agent, State{Pool: pool, Task: r.Task, Snap: snap, Seq: h.last(i, r.Task)})
 	}
-	if !snap.Registered(t) && h.sys.Bug != BugSilentRelease {
+	if !snap.Registered(t) && h.sys.tellsUnregistered(pool, t) {
+		out.Cover(ruleMgrTellT)
 		out.Send(from, State{Pool: pool, Task: t, Snap: snap, Seq: h.last(i, t)})
 	}
 }

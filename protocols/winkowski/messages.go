@@ -170,6 +170,14 @@ func (p *PoolState) Ordered(t TaskID) bool { return slices.Contains(p.Orders, t)
 // UnitOf returns the resource t uses, if any.
 func (p *PoolState) UnitOf(t TaskID) (Unit, bool) { return unitOf(p.InUse, t) }
 
+// UserOf returns the task that uses resource u, if any (user_P(u)).
+func (p *PoolState) UserOf(u Unit) (TaskID, bool) {
+	if i, ok := slices.BinarySearchFunc(p.InUse, u, func(x Use, u Unit) int { return int(x.Unit - u) }); ok {
+		return p.InUse[i].Task, true
+	}
+	return 0, false
+}
+
 func unitOf(use []Use, t TaskID) (Unit, bool) {
 	if i := slices.IndexFunc(use, func(u Use) bool { return u.Task == t }); i >= 0 {
 		return use[i].Unit, true

@@ -288,6 +288,7 @@ func TestK2ManagerAppliesFormsOnceInOrder(t *testing.T) {
 // WK-2, manager actions on the pool state.
 func TestWK2ManagerActions(t *testing.T) {
 	var p PoolState
+	sys, out := &System{}, &sim.Outbox{}
 	for _, id := range []TaskID{1, 2, 3} {
 		p = p.register(Reg{Task: id})
 		p = p.admit(Adm{Task: id, Ticket: Ticket(10 * id)})
@@ -302,16 +303,16 @@ func TestWK2ManagerActions(t *testing.T) {
 	}
 	// Advancing: transpose with the predecessor unless it has an order form; no effect
 	// for the first request or a task without a request.
-	p = p.advance(3)
+	p = p.advance(sys, 3, out)
 	if !slices.Equal(order(), []TaskID{1, 3, 2}) {
 		t.Fatalf("advance: %v, want [1 3 2]", order())
 	}
 	p = p.order(1)
-	p = p.advance(3)
+	p = p.advance(sys, 3, out)
 	if !slices.Equal(order(), []TaskID{1, 3, 2}) {
 		t.Fatalf("advance past an order form: %v, want no effect", order())
 	}
-	p = p.advance(1).advance(9)
+	p = p.advance(sys, 1, out).advance(sys, 9, out)
 	if !slices.Equal(order(), []TaskID{1, 3, 2}) {
 		t.Fatalf("advance of the first request / an absent one: %v", order())
 	}
@@ -329,15 +330,15 @@ func TestWK2ManagerActions(t *testing.T) {
 		t.Fatal("order form without a request accepted")
 	}
 	// Winning books the lowest free resource, no effect if none is free.
-	p, u, ok := p.win(2, 2, NoBug)
+	p, u, ok := p.win(sys, 2, 2, out)
 	if !ok || u != 0 {
 		t.Fatalf("win: unit %d ok %v", u, ok)
 	}
-	p, u, ok = p.win(1, 2, NoBug)
+	p, u, ok = p.win(sys, 1, 2, out)
 	if !ok || u != 1 {
 		t.Fatalf("second win: unit %d ok %v", u, ok)
 	}
-	if _, _, ok := p.win(3, 2, NoBug); ok {
+	if _, _, ok := p.win(sys, 3, 2, out); ok {
 		t.Fatal("win with no free resource had an effect")
 	}
 	// Releasing frees T's resource and drops its registration; no effect for a
@@ -591,11 +592,11 @@ func TestK1StaleOwnRequestIgnored(t *testing.T) {
 	}
 }
 
-// BugNoAck (the broken variant without K1) trusts the stale state above and orders on
-// its old request.
+// Without K1 (a policy that takes every state as current, the variant -p bug=no-ack)
+// the task trusts the stale state above and orders on its old request.
 func TestK1BrokenWithoutAcks(t *testing.T) {
 	cfg := oneTaskCfg(1, []int{1}, []PoolID{0})
-	cfg.Bug = BugNoAck
+	cfg.Policy.Current = func(*Task, int) bool { return true }
 	r := newRig(t, cfg)
 	tk := r.admitted(1)
 	me := Req{Task: 1, Ticket: tk}

@@ -150,34 +150,49 @@ type poolView struct {
 	// accessible is the number of resources of the pool not in AboutUse: the right
 	// side of (p1)/(p3), and the free resources of the winning condition.
 	accessible int
+	// inFront: T's request is seen and preceded by fewer requests than accessible
+	// resources (the winning condition at this pool).
+	inFront bool
 }
 
 func (v poolView) seen() bool  { return v.pos >= 0 }
 func (v poolView) p() bool     { return v.count < v.accessible }
-func (v poolView) front() bool { return v.pos >= 0 && v.pos < v.accessible }
+func (v poolView) front() bool { return v.inFront }
 
-// view evaluates pool k (index in T's interest) for T.
-func (t *Task) view(s *System, k int, pool PoolID) poolView {
+// view evaluates pool k (index in T's interest) for T (choice P1).
+func (t *Task) view(s *System, k int, pool PoolID, out *sim.Outbox) poolView {
 	kn := &t.About[k]
-	v := poolView{pos: -1, accessible: s.Pools[pool].Capacity - len(kn.Use)}
+	v := poolView{pos: -1, accessible: s.accessible(s.Pools[pool].Capacity, len(kn.Use))}
 	// K1: T's own request is known to be there only if T has sent it (pool k is no
-	// destination) and the state reflects all T's forms (BugNoAck: trust any state).
-	stale := t.Dest&bit(k) != 0 || (!t.acked(k) && s.Bug != BugNoAck)
-	if !stale {
-		v.pos = reqIndex(kn.Requests, t.ID)
+	// destination) and the state is current: it reflects all T's forms.
+	if t.Dest&bit(k) == 0 {
+		if s.current(t, k) {
+			v.pos = reqIndex(kn.Requests, t.ID)
+		} else {
+			out.Cover(ruleStale)
+		}
 	}
 	end := len(kn.Requests)
 	if v.pos >= 0 {
+		out.Cover(ruleActual)
 		end = v.pos
+	} else {
+		out.Cover(rulePotential)
 	}
-	countOrders := s.Variant == Complete && s.Bug != BugIgnoreOrders
 	for _, r := range kn.Requests[:end] {
 		if r.Task == t.ID {
 			continue // T's own stale request is not a predecessor of its potential one
 		}
-		if r.Ticket <= t.Ticket || (countOrders && slices.Contains(kn.Orders, r.Task)) {
+		ordered := slices.Contains(kn.Orders, r.Task)
+		if s.countsAhead(t, r, ordered) {
+			if r.Ticket > t.Ticket {
+				out.Cover(ruleCountOrder) // WK-4: counted for its order form alone
+			}
 			v.count++
 		}
+	}
+	if v.pos >= 0 && s.inFront(v.pos, v.accessible) {
+		v.inFront = true
 	}
 	return v
 }
@@ -185,12 +200,12 @@ func (t *Task) view(s *System, k int, pool PoolID) poolView {
 // blocking returns T's current blocking requests at pool k: the predecessors of its
 // request without an order form, in queue order (paper §3 consistency condition on
 // BlockingRequests). T's request must be seen.
-func (t *Task) blocking(k int) []Req {
+func (t *Task) blocking(s *System, k int) []Req {
 	kn := &t.About[k]
 	pos := reqIndex(kn.Requests, t.ID)
 	var out []Req
 	for _, r := range kn.Requests[:max(pos, 0)] {
-		if !slices.Contains(kn.Orders, r.Task) {
+		if s.blocks(r, slices.Contains(kn.Orders, r.Task)) {
 			out = append(out, r)
 		}
 	}
@@ -214,10 +229,10 @@ func (t *Task) blockersStay(k int) bool {
 }
 
 // ordersSeen reports whether T sees its own order form at every pool, in states that
-// reflect all its forms.
+// are current (choice O1: its order forms are distributed).
 func (t *Task) ordersSeen(s *System) bool {
 	for k := range t.About {
-		if (!t.acked(k) && s.Bug != BugNoAck) || !slices.Contains(t.About[k].Orders, t.ID) {
+		if !s.current(t, k) || !slices.Contains(t.About[k].Orders, t.ID) {
 			return false
 		}
 	}

@@ -17,7 +17,9 @@ import (
 // rule broken. It keeps no state between calls (so that the model checker, which wraps
 // its agents the same way, sees the same states), and its encoding is the agent's.
 //
-// The rules (the property names of props.go; the model's "agent rules" checks all):
+// The rules (the property names of props.go; the model's "agent rules" checks all;
+// decisions.go has the task's decisions: WK-1/enter, WK-3/progress, WK-4/alarm,
+// WK-4/advance; hostmon.go the managers' WK-2/manager):
 //
 //	WK-agent-state     §3 "Local states of agents": DistributedTickets_A is the set of
 //	                   the tickets A's tasks hold (giving N adds it and sets TicketsAt_T
@@ -57,23 +59,32 @@ const (
 	ruleAgentState = "WK-agent-state"
 	ruleTicket     = "WK-T1/ticket"
 	rulePreds      = "WK-1/predecessors"
+	ruleEnter      = "WK-1/enter"
 	ruleRegress    = "WK-3/regress"
+	ruleProgress   = "WK-3/progress"
+	ruleAlarm      = "WK-4/alarm"
+	ruleAdvance    = "WK-4/advance"
 )
 
 // monitorRules lists the rules in the order props.go checks them.
-var monitorRules = []string{ruleAgentState, ruleTicket, rulePreds, ruleRegress}
+var monitorRules = []string{ruleAgentState, ruleTicket, rulePreds, ruleEnter, ruleRegress, ruleProgress, ruleAlarm, ruleAdvance, ruleManager}
 
 // RuleBroken is what the monitor records (kind wk.rule) when an agent's handler call
 // breaks one of its rules.
 type RuleBroken struct {
-	Rule   string
-	Agent  int
-	Task   winkowski.TaskID // 0: the agent's own state
-	Detail string
+	Rule  string
+	Agent int
+	Task  winkowski.TaskID // 0: the agent's own state
+	// Manager: the manager host of computer Agent broke the rule (WK-2/manager).
+	Manager bool `json:",omitempty"`
+	Detail  string
 }
 
 func (b RuleBroken) String() string {
 	who := winkowski.AgentName(b.Agent)
+	if b.Manager {
+		return winkowski.HostName(b.Agent) + ": " + b.Detail
+	}
 	if b.Task != 0 {
 		who = fmt.Sprintf("task %d of %s", b.Task, who)
 	}
@@ -88,6 +99,35 @@ type ruleTally struct {
 	grants, floored    int // tickets given; of those, above an E1 floor
 	firsts, updates    int // first news (predecessors set) and later news (only shrink)
 	decisions, exempts int // states received in TRYING/ORDERING: decided, exempt
+	entries            int // entering decisions (states in REGISTERING, tickets given)
+	progress           int // decisions to order or win checked (made or due)
+	alarms             int // blocked tasks whose alarm was checked
+	rings              int // alarms that rang on a competing task, checked
+	forms, answers     int // manager: forms applied, polls and duplicates answered
+	restarts           int // manager restarts compared with the state before
+	// hosts: each manager's pools after its last call (the simulator only), for the
+	// restart check.
+	hosts map[int][]byte
+	// reported: rules already broken in the run. A property shows the first violation
+	// and counts the rest, so later ones are recorded without their (costly) detail:
+	// a broken variant that breaks a rule on every call stays cheap to run.
+	reported map[string]bool
+}
+
+// report notes that rule was broken in the run.
+func (t *ruleTally) report(rule string) {
+	if t.reported == nil {
+		t.reported = map[string]bool{}
+	}
+	t.reported[rule] = true
+}
+
+// detail formats a violation's detail, unless rule was broken before in the run.
+func (t *ruleTally) detail(rule, format string, args ...any) string {
+	if t.reported[rule] {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // note says what a rule's property checked.
@@ -101,6 +141,16 @@ func (t *ruleTally) note(rule string) string {
 		return fmt.Sprintf("%d first news and %d later news checked", t.firsts, t.updates)
 	case ruleRegress:
 		return fmt.Sprintf("%d decisions checked, %d exempt (stale state, or restarted task not yet fresh)", t.decisions, t.exempts)
+	case ruleEnter:
+		return fmt.Sprintf("%d entering decisions checked", t.entries)
+	case ruleProgress:
+		return fmt.Sprintf("%d order and win decisions checked", t.progress)
+	case ruleAlarm:
+		return fmt.Sprintf("%d blocked tasks' alarms checked", t.alarms)
+	case ruleAdvance:
+		return fmt.Sprintf("%d alarm rings checked", t.rings)
+	case ruleManager:
+		return fmt.Sprintf("%d forms and %d answers checked, %d restarts compared", t.forms, t.answers, t.restarts)
 	}
 	return ""
 }
@@ -140,6 +190,7 @@ func (m *agentMonitor) Handle(in sim.Input, out *sim.Outbox) {
 	}
 	for _, b := range checkCall(m.sys, m.Agent(), in, before, out.Sends(), t) {
 		out.Observe(kindRule, b)
+		t.report(b.Rule)
 	}
 }
 
@@ -162,18 +213,37 @@ func (m *agentMonitor) AppendState(b []byte) []byte {
 	return sim.AppendCanonical(b, m.inner)
 }
 
-// monitored returns nodes with every agent of the game wrapped in an agentMonitor;
-// wrap, when set, wraps each agent first (tests plant broken agents with it).
-func monitored(sys *winkowski.System, nodes []sim.NodeSpec, lay *winkowski.Layout, tally *ruleTally, wrap func(*winkowski.System, sim.Node) sim.Node) []sim.NodeSpec {
+// plant breaks the game from test code: policy changes the configuration's Policy
+// hooks (a broken decision point), agent and host wrap every agent and manager host
+// node before the monitors wrap them (a broken node). The zero plant is the game.
+type plant struct {
+	policy func(*winkowski.Policy)
+	agent  func(*winkowski.System, sim.Node) sim.Node
+	host   func(*winkowski.System, sim.Node) sim.Node
+}
+
+// monitored returns nodes with every agent of the game wrapped in an agentMonitor and
+// every manager host in a hostMonitor; pl's wrappers, when set, wrap them first.
+func monitored(sys *winkowski.System, nodes []sim.NodeSpec, lay *winkowski.Layout, tally *ruleTally, pl plant) []sim.NodeSpec {
 	out := slices.Clone(nodes)
 	for _, id := range lay.Agent {
 		newAgent := out[id].New
 		out[id].New = func() sim.Node {
 			n := newAgent()
-			if wrap != nil {
-				n = wrap(sys, n)
+			if pl.agent != nil {
+				n = pl.agent(sys, n)
 			}
 			return &agentMonitor{sys: sys, inner: n, tally: tally}
+		}
+	}
+	for _, id := range lay.Host {
+		newHost := out[id].New
+		out[id].New = func() sim.Node {
+			n := newHost()
+			if pl.host != nil {
+				n = pl.host(sys, n)
+			}
+			return &hostMonitor{sys: sys, inner: n, tally: tally}
 		}
 	}
 	return out
@@ -189,6 +259,9 @@ type taskSnap struct {
 	dest, heard uint64
 	sent, acked []winkowski.Seq
 	preds       [][]winkowski.Adm
+	alarmSet    bool
+	alarm       sim.Time
+	blocking    [][]winkowski.Req
 }
 
 func snapTasks(a *winkowski.Agent) []taskSnap {
@@ -201,12 +274,14 @@ func snapTasks(a *winkowski.Agent) []taskSnap {
 	}
 	out := make([]taskSnap, len(a.Tasks))
 	preds := make([][]winkowski.Adm, n) // one allocation for every task's
+	blocking := make([][]winkowski.Req, n)
 	for i, t := range a.Tasks {
 		s := taskSnap{id: t.ID, status: t.Status, ticket: t.Ticket, dest: t.Dest, heard: t.Heard, sent: t.Sent, acked: t.Acked,
-			preds: preds[:len(t.About):len(t.About)]}
-		preds = preds[len(t.About):]
+			preds: preds[:len(t.About):len(t.About)], alarmSet: t.AlarmSet, alarm: t.Alarm, blocking: blocking[:len(t.About):len(t.About)]}
+		preds, blocking = preds[len(t.About):], blocking[len(t.About):]
 		for k := range t.About {
 			s.preds[k] = t.About[k].Predecessors
+			s.blocking[k] = t.About[k].Blocking
 		}
 		out[i] = s
 	}
@@ -232,7 +307,7 @@ func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before [
 	}
 	var out []RuleBroken
 	broken := func(rule string, task winkowski.TaskID, format string, args ...any) {
-		out = append(out, RuleBroken{Rule: rule, Agent: a.Index, Task: task, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, RuleBroken{Rule: rule, Agent: a.Index, Task: task, Detail: t.detail(rule, format, args...)})
 	}
 	residue := winkowski.Ticket(a.Index + 1)
 	K := winkowski.Ticket(sys.K)
@@ -333,10 +408,14 @@ func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before [
 				}
 			}
 		}
+		// WK-1/enter (the end of the entering phase, E1).
+		out = append(out, checkEnter(sys, a.Index, x, b, in, t)...)
 		// WK-3/regress ((p1)/(p3) on the task's knowledge).
 		if isState && (b.status == winkowski.Trying || b.status == winkowski.Ordering) {
 			out = append(out, checkDecision(sys, a.Index, x, b, m, sends, t)...)
 		}
+		// WK-3/progress, WK-4/alarm, WK-4/advance.
+		out = append(out, checkCompetition(sys, a.Index, x, b, in, sends, t)...)
 	}
 	return out
 }
@@ -367,6 +446,10 @@ func checkDecision(sys *winkowski.System, agent int, x *winkowski.Task, b *taskS
 	}
 	var out []RuleBroken
 	broken := func(format string, args ...any) {
+		if t.reported[ruleRegress] {
+			out = append(out, RuleBroken{Rule: ruleRegress, Agent: agent, Task: x.ID})
+			return
+		}
 		why := explainP(sys, x, b, failing)
 		out = append(out, RuleBroken{Rule: ruleRegress, Agent: agent, Task: x.ID, Detail: fmt.Sprintf(format, append([]any{why}, args...)...)})
 	}
@@ -374,7 +457,21 @@ func checkDecision(sys *winkowski.System, agent int, x *winkowski.Task, b *taskS
 		if len(forms) > 0 && forms[0].Type == winkowski.FormWithdrawal && !forms[0].Final {
 			broken("%[2]s holds by its knowledge (%[1]s), yet it withdrew its request at %[3]s (%[4]v)", name, sys.PoolName(forms[0].Pool), b.status)
 		}
+		if b.status == winkowski.Trying {
+			// WK-3: distribute the requests while the condition holds: one to every
+			// destination, none elsewhere.
+			for k, p := range pools {
+				sent := slices.ContainsFunc(forms, func(f winkowski.Form) bool { return f.Pool == p && f.Type == winkowski.FormRequest })
+				if want := b.dest&bit(k) != 0; sent != want {
+					broken("%[2]s holds by its knowledge (%[1]s), yet it sent %[3]s request to %[4]s, %[5]s", name,
+						map[bool]string{true: "a", false: "no"}[sent], sys.PoolName(p), map[bool]string{true: "a destination", false: "not a destination"}[want])
+				}
+			}
+		}
 		return out
+	}
+	if b.status == winkowski.Ordering && x.Status != winkowski.Trying {
+		broken("%[2]s fails by its knowledge (%[1]s) in ORDERING, yet it is %[3]v after, not TRYING", name, x.Status)
 	}
 	for k, p := range pools {
 		if b.dest&bit(k) != 0 {

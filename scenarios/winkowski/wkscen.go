@@ -6,7 +6,7 @@
 //	winkowski/jobs      random jobs over random pool sets
 //	winkowski/chain     a task that fails for good in the middle of a conflict chain
 //	winkowski/poolcrash the manager role of one computer fails for good (measured)
-//	winkowski/swarm     random system, fault intensities drawn from the seed
+//	winkowski/swarm     random system, variant and fault intensities drawn from the seed
 //	winkowski/orders    a fixed configuration where (p3) must count order forms
 //	winkowski/rejoin    an agent restarts while a task of it holds a ticket and another
 //	                    of its tasks enters (tickets stay unique, WK-T1)
@@ -29,7 +29,10 @@
 // agents from everything else (the managers and the other agents) for a while, add
 // latency spikes (slow agents, message delays) and clock skews; chain adds a crash for
 // good of its middle agent, poolcrash one of a manager host; swarm draws every
-// intensity, and Γ, from the seed. Plans name agent nodes only, so one plan fits the
+// intensity, Γ and the variant (restricted on a quarter of the seeds, without crashes
+// for good) from the seed, turns some crashes into crash-sends (the agent stops
+// part-way through a call's forms) and crashes manager hosts transiently (the game
+// resends and polls what they lose: K2, F3). Plans name agent nodes only, so one plan fits the
 // game and both baselines (whose managers are named differently); the one-way cuts the
 // generator draws are therefore between agents, which exchange no messages, and drop
 // nothing. Partitions lose messages, which the paper's reliable links never do: the
@@ -40,8 +43,10 @@
 // survived like a partition (its state is in stable storage and lost forms are sent
 // again).
 //
-// Also here: the model "winkowski" for `simrun check` (model.go), and the parameter
-// bug=…, which plants a deliberate mistake so that a sweep shows the checkers catch it.
+// Also here: the model "winkowski" for `simrun check` and its portfolio (model.go),
+// the manager monitor (hostmon.go) beside the agent monitor (monitor.go,
+// decisions.go), and the parameter bug=…, which plants a deliberate mistake through
+// the protocol's Policy hooks (bugs.go) so that a sweep shows the checkers catch it.
 package wkscen
 
 import (
@@ -63,7 +68,7 @@ import (
 func commonParams(horizon, bound string, crashes, permanent, partitions, spikes, skews int) []scenarios.Param {
 	return []scenarios.Param{
 		{Name: "protocol", Default: "winkowski", Help: "winkowski (the game), ordered (ordered locking) or central (central lock manager)"},
-		{Name: "variant", Default: "complete", Help: "the game's variant: complete ((p2)/(p3), order forms, alarm clock) or restricted ((p1))"},
+		{Name: "variant", Default: "complete", Help: "the game's variant: complete ((p2)/(p3), order forms, alarm clock) or restricted ((p1)); swarm: \"seed\" draws it (restricted on a quarter of the seeds, without crashes for good)"},
 		{Name: "entering", Default: "alarm", Help: "the game's entering phase: alarm (stop waiting for stuck absolute predecessors after Γ) or literal"},
 		{Name: "gamma", Default: "100ms", Help: "alarm-clock period Γ (swarm: \"seed\" draws it from the seed)"},
 		{Name: "k", Default: "0", Help: "ticket modulus K: agent i takes tickets nK+i (0: number of agents + 1)"},
@@ -75,7 +80,7 @@ func commonParams(horizon, bound string, crashes, permanent, partitions, spikes,
 		{Name: "partitions", Default: fmt.Sprint(partitions), Help: "partitions (or one-way cuts) drawn over all nodes; each heals"},
 		{Name: "spikes", Default: fmt.Sprint(spikes), Help: "latency spikes drawn (slow agents, message delays)"},
 		{Name: "skews", Default: fmt.Sprint(skews), Help: "clock skews drawn"},
-		{Name: "bug", Default: "none", Help: "plant a deliberate bug, to see the checkers catch it: none, ignore-orders, book-used, no-order-wait, no-ack, silent-release"},
+		{Name: "bug", Default: "none", Help: bugHelp()},
 	}
 }
 
@@ -123,6 +128,9 @@ type planner func(b *scenarios.Build, knobs faultKnobs, agents []string, hosts f
 
 // faultKnobs are the fault parameters common to every scenario.
 type faultKnobs struct {
+	// game: the game runs (not a baseline), so plans may crash manager hosts
+	// transiently: the game resends what they lose (K2, F3).
+	game                                          bool
 	horizon                                       time.Duration
 	crashes, permanent, partitions, spikes, skews int
 }
@@ -176,17 +184,25 @@ func build(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, err
 
 // buildRun is build, also returning what the properties see of the run.
 func buildRun(b *scenarios.Build, wl workload, plan planner) (*scenarios.Setup, *run, error) {
-	return buildRunWrapped(b, wl, plan, nil)
+	return buildRunWrapped(b, wl, plan, plant{})
 }
 
-// buildRunWrapped is buildRun with every agent of the game wrapped by wrap before the
-// monitor wraps it (tests plant broken agents with it; nil: none).
-func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*winkowski.System, sim.Node) sim.Node) (*scenarios.Setup, *run, error) {
+// buildRunWrapped is buildRun with a broken game planted by pl (tests; see plant).
+func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, pl plant) (*scenarios.Setup, *run, error) {
 	p := b.Params
 	proto, perr := parseProtocol(p.String("protocol"))
-	variant, verr := winkowski.ParseVariant(p.String("variant"))
+	var variant winkowski.Variant
+	var verr error
+	if p.String("variant") == "seed" {
+		// Swarm: the restricted variant (p1) on a quarter of the seeds.
+		if sim.Stream(b.Seed, "variant").IntN(4) == 0 {
+			variant = winkowski.Restricted
+		}
+	} else {
+		variant, verr = winkowski.ParseVariant(p.String("variant"))
+	}
 	entering, eerr := winkowski.ParseEntering(p.String("entering"))
-	bug, berr := winkowski.ParseBug(p.String("bug"))
+	policy, berr := bugPolicy(p.String("bug"))
 	var gamma time.Duration
 	if p.String("gamma") == "seed" {
 		// Swarm: Γ drawn from the seed, 1ms…256ms, log-uniform (small Γ makes tasks
@@ -199,7 +215,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	retry := p.Duration("retry")
 	horizon := p.PositiveDuration("horizon")
 	bound := p.PositiveDuration("bound")
-	knobs := faultKnobs{horizon: horizon, crashes: p.IntRange("crashes", 0, 1000), permanent: p.IntRange("permanent", 0, 1000),
+	knobs := faultKnobs{game: proto == game, horizon: horizon, crashes: p.IntRange("crashes", 0, 1000), permanent: p.IntRange("permanent", 0, 1000),
 		partitions: p.IntRange("partitions", 0, 1000), spikes: p.IntRange("spikes", 0, 1000), skews: p.IntRange("skews", 0, 1000)}
 	if perr != nil {
 		return nil, nil, perr
@@ -222,7 +238,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	if k == 0 {
 		k = cfg.Agents + 1
 	}
-	cfg.K, cfg.Gamma, cfg.Retry, cfg.Variant, cfg.Entering, cfg.Bug = k, gamma, retry, variant, entering, bug
+	cfg.K, cfg.Gamma, cfg.Retry, cfg.Variant, cfg.Entering, cfg.Policy = k, gamma, retry, variant, entering, policy
 	// Validate before drawing faults: bad input is reported whatever the plan.
 	if _, err := winkowski.NewSystem(cfg); err != nil {
 		return nil, nil, err
@@ -241,6 +257,9 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	// A restarted agent or manager resumes from stable storage (a "returning late"
 	// failure); a node that never restarts needs nothing stored.
 	cfg.Durable = fp.Uses("restart")
+	if pl.policy != nil {
+		pl.policy(&cfg.Policy)
+	}
 	sys := mustSystem(cfg)
 	var nodes []sim.NodeSpec
 	tally := &ruleTally{}
@@ -248,7 +267,7 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 	case game:
 		var lay *winkowski.Layout
 		nodes, lay = winkowski.Nodes(sys)
-		nodes = monitored(sys, nodes, lay, tally, wrap) // the agent monitor (monitor.go)
+		nodes = monitored(sys, nodes, lay, tally, pl) // the agent and manager monitors (monitor.go, hostmon.go)
 	case ordered:
 		nodes, _ = baseline.Nodes(sys, baseline.Ordered)
 	case central:
@@ -288,9 +307,12 @@ func buildRunWrapped(b *scenarios.Build, wl workload, plan planner, wrap func(*w
 		Faults:  fp,
 		Until:   until,
 		MaxTime: until + sim.Time(time.Second),
-		// Generous: a stuck task re-arms its alarm every Γ; a livelock is reported as a
-		// bound, not a hang.
-		MaxEvents: 5_000_000,
+		// A livelock must end fast and fail (a bound verdict), never run for minutes:
+		// over swarm seeds 1-3000 and 300 seeds of every other scenario a correct run
+		// took at most 684 events per task (a task stuck behind a failed one re-arms
+		// its alarm every Γ until the run's end), so 1200 per task (plus a floor) is
+		// about twice the worst, and a livelocked swarm run costs well under a second.
+		MaxEvents: int64(4_000 + 1_200*len(sys.Tasks)),
 		Stop: func(k *sim.Kernel) bool {
 			h := k.History()
 			for ; seen < len(h); seen++ {
@@ -353,8 +375,9 @@ type Liveness struct {
 func (r *run) liveness(res *sim.Result) Liveness {
 	st := r.plan.Settled()
 	cr := &checker.Run{Result: res, Settled: st.At, Down: st.Down, Split: st.Split}
-	p4 := r.items(cr, true)
-	l := Liveness{P3Tasks: len(r.items(cr, false)), P4Tasks: len(p4)}
+	p4, _ := r.items(cr, true)
+	p3, _ := r.items(cr, false)
+	l := Liveness{P3Tasks: len(p3), P4Tasks: len(p4)}
 	for _, it := range p4 {
 		if it.Completed {
 			l.MaxLateness = max(l.MaxLateness, it.Done.Sub(max(it.Start, st.At)))
@@ -737,8 +760,39 @@ func swarm(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 	return jobsConfig(r, agents, pools, 3, jobs, tasks, rho, exec, think), nil
 }
 
-func swarmPlan(b *scenarios.Build, k faultKnobs, agents []string, _ func(int) string, _ *winkowski.Config) (faults.Plan, error) {
-	return faults.Generate(b.Seed, agents, faults.Swarm(b.Seed, agentFaults(k, agents)))
+// swarmPlan draws the swarm's faults: agent crashes (some of them crash-sends: the
+// agent stops part-way through a call's forms), crashes for good (not in the
+// restricted variant, which assumes no failures), partitions, spikes and skews, with
+// intensities drawn from the seed; and, for the game, transient crashes of manager
+// hosts (one down at a time; some cut a broadcast short), which the game survives by
+// resending and polling (K2, F3).
+func swarmPlan(b *scenarios.Build, k faultKnobs, agents []string, hosts func(int) string, cfg *winkowski.Config) (faults.Plan, error) {
+	limits := agentFaults(k, agents)
+	limits.CrashSendFrac = 0.6
+	if cfg.Variant == winkowski.Restricted {
+		limits.Permanent = 0
+	}
+	plan, err := faults.Generate(b.Seed, agents, faults.Swarm(b.Seed, limits))
+	if err != nil || !k.game {
+		return plan, err
+	}
+	var withPools []string
+	for c := range cfg.Agents {
+		if slices.ContainsFunc(cfg.Pools, func(p winkowski.Pool) bool { return p.Host == c }) {
+			withPools = append(withPools, hosts(c))
+		}
+	}
+	hs := sim.StreamSeed(b.Seed, "host-faults")
+	hp := faults.Params{Horizon: k.horizon, Crashes: sim.Stream(b.Seed, "host-crashes").IntN(3), MeanDown: k.horizon / 10,
+		MaxDown: 1, CrashSendFrac: 0.5, Crashable: withPools}
+	hplan, err := faults.Generate(hs, withPools, hp)
+	if err != nil {
+		return plan, err
+	}
+	for _, e := range hplan.Events {
+		plan = insertEvent(plan, e)
+	}
+	return plan, nil
 }
 
 // ---- registration ----
@@ -770,7 +824,7 @@ func init() {
 			dp("jobs", "1", "jobs per agent"), dp("tasks", "5", "tasks per job"), dp("rho", "2", "most pools a task needs (ϱ)")}, timing...)...),
 		randomJobs, hostPlan)
 	reg("winkowski/swarm", "random system and workload; crash, permanent-crash, spike and skew intensities drawn from the seed", false,
-		withDefault(params(commonParams("1s", "3s", 6, 1, 4, 4, 2)), "gamma", "seed"),
+		withDefault(withDefault(params(commonParams("1s", "3s", 6, 1, 4, 4, 2)), "gamma", "seed"), "variant", "seed"),
 		swarm, swarmPlan)
 	reg("winkowski/orders", "a lower-priority task fails in ORDERING in front of a higher-priority one: (p3) must count its order form (WK-4)", false,
 		withDefault(params(commonParams("1s", "3s", 0, 0, 0, 0, 0), dp("meals", "2", "tasks of the bystander U"), dp("exec", "8ms", "mean execution time of a task")), "gamma", "1s"),

@@ -149,11 +149,14 @@ func TestLocalityTellsProtocolsApart(t *testing.T) {
 // checking it is free breaks mutual exclusion; a task that ignores order forms in (p3)
 // keeps its requests behind a failed winner — the agent monitor's WK-3/regress sees
 // that at once — and blocks a task that shares no pool with the failure (WK-P4;
-// winkowski/orders is the configuration where that happens, on every seed); a task that wins without waiting for its order forms sends winning forms
-// that find no free resource; a task that trusts states older than its last forms
-// (without K1) does the same (rarely: pinned to swarm seed 111, one of 13 failing swarm
-// seeds in 1-2000); a manager that never tells a released task it was released starves
-// it (only the liveness properties see it: nothing unsafe happens).
+// winkowski/orders is the configuration where that happens, on every seed); a task
+// that wins without waiting for its order forms sends winning forms that find no free
+// resource (WK-booking; the monitor's WK-3/progress sees the early winning forms
+// first); a task that trusts states older than its last forms (without K1) acts on a
+// view in which (p3) fails (WK-3/regress; before the decision rules it was caught on
+// 13 of 2000 swarm seeds, by WK-booking, now on most); a manager that never tells a
+// released task it was released breaks WK-2 (the manager monitor), and starves the
+// task (the liveness properties).
 func TestBrokenVariantsCaught(t *testing.T) {
 	for _, c := range []struct {
 		scenario   string
@@ -165,9 +168,9 @@ func TestBrokenVariantsCaught(t *testing.T) {
 		{"winkowski/jobs", map[string]string{"bug": "book-used"}, 1, 20, "WK-P1", 20},
 		{"winkowski/orders", map[string]string{"bug": "ignore-orders"}, 1, 40, "WK-3/regress", 40},
 		// A short Γ makes tasks advance past each other often: the race shows.
-		{"winkowski/dining", map[string]string{"bug": "no-order-wait", "gamma": "5ms"}, 1, 40, "WK-booking", 1},
-		{"winkowski/swarm", map[string]string{"bug": "no-ack"}, 111, 111, "WK-booking", 1},
-		{"winkowski/dining", map[string]string{"bug": "silent-release"}, 1, 20, "WK-P3/starvation", 20},
+		{"winkowski/dining", map[string]string{"bug": "no-order-wait", "gamma": "5ms"}, 1, 40, "WK-3/progress", 20},
+		{"winkowski/swarm", map[string]string{"bug": "no-ack"}, 1, 20, "WK-3/", 10},
+		{"winkowski/dining", map[string]string{"bug": "silent-release"}, 1, 20, "WK-2/manager", 20},
 	} {
 		res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: c.scenario, Params: c.params, From: c.from, To: c.to, FailureLimit: int(c.to - c.from + 1)})
 		if err != nil {
@@ -177,9 +180,6 @@ func TestBrokenVariantsCaught(t *testing.T) {
 		for _, v := range res.Failures {
 			if strings.HasPrefix(v.Property, c.property) {
 				hit = append(hit, v.Seed)
-			}
-			if c.property == "WK-P3/starvation" && v.Class != checker.Liveness {
-				t.Errorf("%v seed %d: %s, want only liveness failures", c.params, v.Seed, v)
 			}
 		}
 		if len(hit) < c.minFailing {
@@ -196,49 +196,72 @@ func TestBrokenVariantsCaught(t *testing.T) {
 	} else if fs := failed(rep); !slices.Contains(fs, "WK-P4/locality") || !slices.Contains(fs, "WK-3/regress") {
 		t.Errorf("orders seed 1, ignore-orders: failed %v, want WK-P4/locality and WK-3/regress", fs)
 	}
-	// The pinned seeds pass without the bug.
-	for _, sc := range []string{"winkowski/swarm"} {
-		rep, err := scenarios.RunName(sc, scenarios.Options{Seed: 111})
-		if err != nil || rep.Failed() {
-			t.Errorf("%s seed 111 without the bug: %v %v", sc, err, rep.Verdict)
+	// Without the decision rules, no-order-wait still sends winning forms that find no
+	// free resource, and silent-release still starves the released task.
+	for _, c := range []struct {
+		scenario string
+		params   map[string]string
+		property string
+	}{
+		{"winkowski/dining", map[string]string{"bug": "no-order-wait", "gamma": "5ms"}, "WK-booking"},
+		{"winkowski/dining", map[string]string{"bug": "silent-release"}, "WK-P3/starvation"},
+	} {
+		hit := 0
+		for seed := uint64(1); seed <= 40 && hit == 0; seed++ {
+			rep, err := scenarios.RunName(c.scenario, scenarios.Options{Seed: seed, Params: c.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(failed(rep), c.property) {
+				hit++
+			}
+		}
+		if hit == 0 {
+			t.Errorf("%v: %s never fails on %s seeds 1-40", c.params, c.property, c.scenario)
 		}
 	}
 }
 
-// A slowdown is caught by the bound: an alarm period 15 times the default (Γ = 1.5s)
-// makes a task that waits for a blocked absolute predecessor (E1) miss the 3s bound on
-// some chain seeds; with the old bound of 10s every seed passed.
+// A slowdown is caught by the bound: an alarm period longer than the bound (Γ =
+// 3.5s, 35 times the default) makes a task that waits for a blocked absolute
+// predecessor (E1) miss the 3s bound on some chain seeds; with a bound of 10s every
+// seed passes. (Γ = 1.5s used to fail some seeds only because the run ended before
+// tasks created late had their 3s: each task meets its bound, and a task is judged
+// once its deadline passed — TestLateTasksNotYetDue.)
 func TestBoundCatchesSlowdown(t *testing.T) {
-	slow := sweepFailures(t, "winkowski/chain", 40, map[string]string{"gamma": "1500ms"})
+	slow := sweepFailures(t, "winkowski/chain", 40, map[string]string{"gamma": "3500ms"})
 	if len(slow) == 0 {
-		t.Fatal("Γ = 1.5s: no chain seed of 40 misses the 3s bound")
+		t.Fatal("Γ = 3.5s: no chain seed of 40 misses the 3s bound")
 	}
 	for _, v := range slow {
 		if v.Property != "WK-P4/locality" {
 			t.Errorf("seed %d: %s, want WK-P4 only", v.Seed, v)
 		}
 	}
-	if loose := sweepFailures(t, "winkowski/chain", 40, map[string]string{"gamma": "1500ms", "bound": "10s"}); len(loose) != 0 {
-		t.Errorf("Γ = 1.5s with a 10s bound: %d failures; the point of this test is that the loose bound hid the slowdown", len(loose))
+	if loose := sweepFailures(t, "winkowski/chain", 40, map[string]string{"gamma": "3500ms", "bound": "10s"}); len(loose) != 0 {
+		t.Errorf("Γ = 3.5s with a 10s bound: %d failures; the point of this test is that the loose bound hid the slowdown", len(loose))
 	}
-	t.Logf("Γ = 1.5s: %d of 40 chain seeds miss the 3s bound", len(slow))
+	t.Logf("Γ = 3.5s: %d of 40 chain seeds miss the 3s bound", len(slow))
 }
 
 // Must-fix 1 (review): a job's later tasks are exempt from WK-P3/WK-P4 past an exempt
-// task only while it never completed. On swarm seed 171 the literal entering phase
-// (E1) blocks a task that follows, in its job, a completed task sharing a pool with
-// the failed one: the rule that exempted every later task of such a job hid it (it
-// hid 19 of the 26 failing literal seeds in 1-3000). The default passes the seed.
+// task only while it never completed. On swarm seed 208 (complete variant; seed 171
+// before the swarm drew host crashes and crash-sends) the literal entering phase (E1)
+// blocks a task that follows, in its job, a completed task sharing a pool with the
+// failed one: the rule that exempted every later task of such a job hid it (it hid 19
+// of the 26 failing literal seeds in 1-3000 then). The default entering passes the
+// seed.
 func TestJobExemptionStopsAtCompletedTask(t *testing.T) {
-	rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: 171, Params: map[string]string{"entering": "literal"}})
+	complete := map[string]string{"variant": "complete"}
+	rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: 208, Params: map[string]string{"entering": "literal", "variant": "complete"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict.Property != "WK-P4/locality" || !strings.Contains(rep.Verdict.Detail, "task 24 (a3, job 5 #4)") {
-		t.Fatalf("literal swarm seed 171: %s, want WK-P4 naming task 24 (job 5 #4)", rep.Verdict)
+	if rep.Verdict.Property != "WK-P4/locality" || !strings.Contains(rep.Verdict.Detail, "task 12 (a2, job 2 #4)") {
+		t.Fatalf("literal swarm seed 208: %s, want WK-P4 naming task 12 (job 2 #4)", rep.Verdict)
 	}
-	if rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: 171}); err != nil || rep.Failed() {
-		t.Fatalf("default swarm seed 171: %v %v", err, rep.Verdict)
+	if rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: 208, Params: complete}); err != nil || rep.Failed() {
+		t.Fatalf("default swarm seed 208: %v %v", err, rep.Verdict)
 	}
 	// The rule itself on a crafted run: job A = [P0] then [P2], F on P0 fails for
 	// good; A's first task (exempt: it shares P0 with F) completed, so its second is
@@ -260,10 +283,11 @@ func TestJobExemptionStopsAtCompletedTask(t *testing.T) {
 		obs(0, winkowski.Created{Task: 1, Agent: 0}), obs(0, winkowski.Created{Task: 3, Agent: 1}), obs(0, winkowski.Created{Task: 5, Agent: 2}),
 		obs(5*time.Millisecond, winkowski.Done{Task: 1}), obs(6*time.Millisecond, winkowski.Created{Task: 2, Agent: 0}),
 	}
-	cr := &checker.Run{Result: &sim.Result{History: h}, Settled: sim.Time(time.Millisecond), Down: []string{"a3"}}
+	cr := &checker.Run{Result: &sim.Result{History: h, Time: sim.Time(10 * time.Second)}, Settled: sim.Time(time.Millisecond), Down: []string{"a3"}}
 	for _, direct := range []bool{true, false} {
 		var names []string
-		for _, it := range r.items(cr, direct) {
+		items, _ := r.items(cr, direct)
+		for _, it := range items {
 			names = append(names, it.Name)
 		}
 		if len(names) != 1 || !strings.HasPrefix(names[0], "task 2 ") {
@@ -471,5 +495,28 @@ func TestContentionExperiment(t *testing.T) {
 	ps, _ = scenarios.NewParams(sc.Params, map[string]string{"pools": "3", "rho": "4"})
 	if _, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps}); err == nil || !strings.Contains(err.Error(), "more than the 3 pools") {
 		t.Fatalf("rho > pools: %v", err)
+	}
+}
+
+// Swarm seeds 7007 and 17016 (found by the 20 000-seed sweep): 60 tasks on three or
+// four single-unit pools, most needing all of them, run one after another; the last
+// tasks of some jobs are created late and are still competing when the run ends,
+// before their bound ran out. WK-P3/WK-P4 judged them "never completed"; a task is
+// now judged once its deadline, max(creation, settled) + bound, has passed, and the
+// ones the run ended before are counted exempt (not yet due).
+func TestLateTasksNotYetDue(t *testing.T) {
+	for _, seed := range []uint64{7007, 17016} {
+		rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed() {
+			t.Errorf("swarm seed %d: %s", seed, rep.Verdict)
+		}
+		for _, v := range rep.Verdicts {
+			if strings.HasPrefix(v.Property, "WK-P3") && (v.Exempt == 0 || v.Checked < 50) {
+				t.Errorf("swarm seed %d: %s checked %d, exempt %d: want late tasks exempt and the rest checked", seed, v.Property, v.Checked, v.Exempt)
+			}
+		}
 	}
 }
