@@ -73,7 +73,7 @@ func memoAgrees(t *testing.T, name string, sys *Actors, opts ...Options) {
 	for _, o := range opts {
 		memoVerify = false
 		plain := *sys
-		plain.Memoize = false
+		plain.Memoize, plain.NoMemo = false, true
 		want := memoSummary(t, &plain, o)
 		m := *sys
 		m.Memoize = true

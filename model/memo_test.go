@@ -128,7 +128,7 @@ func TestMemoSkipsRepeatedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := *sys
-	plain.Memoize = false
+	plain.Memoize, plain.NoMemo = false, true
 	calls0 := calls
 	calls = 0
 	if _, err := Check(&plain, Options{Workers: 1}); err != nil {
@@ -275,4 +275,49 @@ func countingSystem(calls *int) *Actors {
 	}
 	return &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", counting), node("c", receiver)},
 		Inject: goInput(), Network: Network{Unordered: true}, Crashes: Crashes{Budget: 1}}
+}
+
+// Without a declaration the memo is automatic: a handler whose effects depend on the
+// random bits (dice) is checked as without the memo — its calls are marked random and
+// always made — with the same counts; a handler whose effects do not is memoized.
+func TestMemoAutomatic(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		bit  func(uint64) uint64
+	}{
+		{"low bit", func(r uint64) uint64 { return r & 1 }},
+		{"parity", func(r uint64) uint64 { return uint64(mathbits.OnesCount64(r) & 1) }},
+	} {
+		name, bit := c.name, c.bit
+		sys := &Actors{Nodes: []sim.NodeSpec{node("a", sender), node("b", dice(bit))}, Inject: goInput(),
+			Crashes: Crashes{Budget: 1, Nodes: []sim.NodeID{1}}}
+		auto, err := Check(sys, Options{Workers: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		off := *sys
+		off.NoMemo = true
+		plain, err := Check(&off, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auto.Distinct != plain.Distinct || auto.Total != plain.Total {
+			t.Fatalf("%s: automatic memo %d/%d states, without %d/%d", name, auto.Distinct, auto.Total, plain.Distinct, plain.Total)
+		}
+	}
+	calls := 0
+	sys := countingSystem(&calls)
+	if _, err := Check(sys, Options{Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	withMemo := calls
+	calls = 0
+	off := *sys
+	off.NoMemo = true
+	if _, err := Check(&off, Options{Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if withMemo >= calls {
+		t.Fatalf("automatic memo: %d handler calls, %d without: nothing memoized", withMemo, calls)
+	}
 }

@@ -43,7 +43,7 @@ func PORBound(a *Actors) (PORResult, error) {
 	// Observations are dependencies (the ghost folds them in order): count the folds
 	// each action makes, with the memo off so that every call folds.
 	b := *a
-	b.Memoize = false
+	b.Memoize, b.NoMemo = false, true
 	folds := 0
 	if f := a.Ghost.Fold; f != nil {
 		b.Ghost.Fold = func(g any, o sim.Observation) any { folds++; return f(g, o) }

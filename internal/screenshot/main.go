@@ -22,8 +22,8 @@ import (
 
 	"github.com/simrun-dev/simrun/explore"
 	"github.com/simrun-dev/simrun/internal/browsertest"
-	"github.com/simrun-dev/simrun/scenarios"
 	_ "github.com/simrun-dev/simrun/model/twophase"
+	"github.com/simrun-dev/simrun/scenarios"
 	_ "github.com/simrun-dev/simrun/scenarios/exactlyonce"
 	_ "github.com/simrun-dev/simrun/scenarios/leasing"
 	_ "github.com/simrun-dev/simrun/scenarios/replication"
