@@ -82,6 +82,20 @@ func init() {
 		},
 	})
 	model.Register(model.Model{
+		Name: "test/never",
+		Help: "test/flip asked for a state it never reaches (test only)",
+		Build: func(p *model.Params) (model.System, error) {
+			return &model.Actors{
+				Nodes:  []sim.NodeSpec{{Name: "f", New: func() sim.Node { return &flip{} }}},
+				Inject: []model.Injection{{To: 0, Msg: stop{}}},
+				Properties: []model.Property[*model.State]{model.Sometimes("never stored", func(s *model.State) bool {
+					_, ok := s.Stable(0).Peek("never")
+					return ok
+				})},
+			}, nil
+		},
+	})
+	model.Register(model.Model{
 		Name: "test/forgetful-2pc",
 		Help: "2PC whose coordinator forgets to log its decision (test only)",
 		Build: func(p *model.Params) (model.System, error) {
@@ -223,12 +237,17 @@ func TestCheckFairCycles(t *testing.T) {
 }
 
 func TestCheckUnwitnessedSometimes(t *testing.T) {
-	code, j, errs := checkJSONOut(t, "2pc", "-p", "crashes=0", "--json")
-	if code != 1 || j.Violation == nil || *j.Violation != "blocked" || j.Trace != nil {
+	code, j, errs := checkJSONOut(t, "test/never", "--json")
+	if code != 1 || j.Violation == nil || *j.Violation != "never stored" || j.Trace != nil {
 		t.Fatalf("exit %d %+v", code, j)
 	}
 	if !strings.Contains(errs, "no reachable state satisfies it") {
 		t.Fatalf("stderr %q", errs)
+	}
+	// Issue 33: 2PC without crashes has no blocking state, and the model does not ask
+	// for a witness there.
+	if code, j, errs := checkJSONOut(t, "2pc", "-p", "crashes=0", "--json"); code != 0 || j.Violation != nil {
+		t.Fatalf("2pc -p crashes=0: exit %d %+v %s", code, j, errs)
 	}
 }
 
