@@ -38,8 +38,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -199,34 +197,6 @@ func commandNames() []string {
 	}
 	sort.Strings(ns)
 	return ns
-}
-
-// version describes the binary: the module version (v… when installed from a tagged
-// release, "(devel)" when built from a checkout), the commit when the build recorded
-// it, and the Go release. Trace headers do not depend on it.
-func version() string {
-	v, rev, dirty := "(devel)", "", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-	}
-	out := "simrun " + v
-	if rev != "" {
-		out += " " + rev[:min(12, len(rev))]
-		if dirty {
-			out += "+dirty"
-		}
-	}
-	return out + " " + runtime.Version()
 }
 
 func overview(w io.Writer) {
