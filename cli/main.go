@@ -19,7 +19,8 @@
 // outside project built this way.
 //
 //	simrun                      run the built-in scenario suite on seed 1
-//	simrun list                 list scenarios
+//	simrun list                 list scenarios (--suite, --experiments)
+//	simrun describe NAME        a scenario's, experiment's or model's text and parameters
 //	simrun run SCENARIO         run one scenario (--seed, --trace, --faults, -p, --format)
 //	simrun replay FILE          re-execute a trace and compare it line by line
 //	simrun explore FILE|MODEL   step through a trace or browse a state space in the browser
@@ -38,7 +39,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -84,6 +84,9 @@ type env struct {
 	stdout, stderr io.Writer
 	// tty reports whether stderr is a terminal (progress lines only then).
 	tty bool
+	// width is the terminal's width in columns when stdout is one, else 0 (listings
+	// are cut to 80 columns then).
+	width int
 }
 
 // exitError carries an exit code and a one-line message.
@@ -115,7 +118,7 @@ func Main() int {
 		tty = true
 	}
 	scenarios.TuneGC()
-	return runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty}, os.Args[1:])
+	return runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty, width: termWidth(os.Stdout)}, os.Args[1:])
 }
 
 // Run runs the command line on args (without the program name), writing to stdout and
@@ -313,44 +316,6 @@ func exactlyArgs(c *command, pos []string, n int) error {
 			return usageErr("%s: missing argument (usage: simrun %s %s)", c.name, c.name, c.args)
 		}
 		return usageErr("%s: unexpected argument %q (usage: simrun %s %s)", c.name, pos[n], c.name, c.args)
-	}
-	return nil
-}
-
-func init() {
-	register(&command{name: "list", args: "", short: "list scenarios, one per line (name first)", run: cmdList,
-		long: "Tags: [suite] marks the scenarios 'simrun' runs with no arguments (its table shows the\nsuite only); [experiment] marks scenarios that make many runs and print tables (with\n--out DIR they write them); untagged scenarios are single runs for 'simrun run' and\n'simrun sweep'."})
-}
-
-func cmdList(e *env, args []string) error {
-	c := commands["list"]
-	fs := newFlags(e, c)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := exactlyArgs(c, pos, 0); err != nil {
-		return err
-	}
-	all := scenarios.All()
-	width := 0
-	for _, s := range all {
-		width = max(width, len(s.Name))
-	}
-	for _, s := range all {
-		tags := []string{}
-		if s.Experiment != nil {
-			tags = append(tags, "experiment")
-		}
-		if s.Suite {
-			tags = append(tags, "suite")
-		}
-		slices.Sort(tags)
-		t := ""
-		if len(tags) > 0 {
-			t = " [" + strings.Join(tags, ",") + "]"
-		}
-		fmt.Fprintf(e.stdout, "%-*s  %s%s\n", width, s.Name, s.Help, t)
 	}
 	return nil
 }
