@@ -42,10 +42,10 @@ func cmdRun(e *env, args []string) error {
 	fs := newFlags(e, c)
 	seedS := fs.String("seed", "1", "seed of the run")
 	tracePath := fs.String("trace", "", "write the JSONL trace to `FILE`")
-	faultsPath := fs.String("faults", "", "use the fault plan in `FILE` instead of the scenario's own")
+	faultsPath := fs.String("faults", "", "use the fault plan in `FILE` (a path relative to the current directory) instead of the scenario's own")
 	format := fs.String("format", "text", "output: text, json or mermaid")
 	events := fs.Int("events", 80, "mermaid: draw at most `N` events (0 = all)")
-	out := fs.String("out", "", "experiments: write CSV tables to `DIR`")
+	out := fs.String("out", "", "experiments: write the report to `DIR`: tables as CSV, figures as PNG and SVG, and DIR/index.html")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR` (default: next to --trace)")
 	reportDir := fs.String("report", "", "single runs: write a browsable report (index.html, timeline, space-time diagram, messages over time) to `DIR`")
 	var ps multiFlag
