@@ -62,11 +62,3 @@ func TestBenchSaysMetOrNot(t *testing.T) {
 	}
 	oneLineErr(t, "no benchmark matches", "bench", "--run", "zz9")
 }
-
-// `run -h` called --out "CSV tables"; it writes figures and an index page too.
-func TestRunHelpSaysWhatOutWrites(t *testing.T) {
-	code, out, _ := cli(t, "run", "-h")
-	if code != 0 || !strings.Contains(out, "figures as PNG and SVG, and DIR/index.html") {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-}

@@ -454,3 +454,11 @@ func TestReports(t *testing.T) {
 		}
 	}
 }
+
+// `run -h` called --out "CSV tables"; it writes figures and an index page too.
+func TestRunHelpSaysWhatOutWrites(t *testing.T) {
+	code, out, _ := cli(t, "run", "-h")
+	if code != 0 || !strings.Contains(out, "figures as PNG and SVG, and DIR/index.html") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
