@@ -517,3 +517,24 @@ func TestReadmePackageTable(t *testing.T) {
 		}
 	}
 }
+
+// CI runs exactly the README's test command (the whole suite), after gofmt, go vet,
+// staticcheck and the example module's tests.
+func TestCIRunsTheReadmeTestCommand(t *testing.T) {
+	ci, err := os.ReadFile(filepath.Join(repoRoot, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile("(?m)^go test \\./\\.\\.\\. +# the whole suite, what CI runs").Match(readme) {
+		t.Fatal("the README does not show `go test ./...` as the whole suite CI runs")
+	}
+	for _, want := range []string{"\ngo test ./...\n", "gofmt -l", "go vet ./...", "staticcheck", "cd examples/quorum"} {
+		if !strings.Contains(string(ci), want) {
+			t.Errorf(".ci/run does not run %q", strings.TrimSpace(want))
+		}
+	}
+}
