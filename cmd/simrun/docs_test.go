@@ -538,3 +538,55 @@ func TestCIRunsTheReadmeTestCommand(t *testing.T) {
 		}
 	}
 }
+
+// Every relative link of the README and docs/ leads to a file, and every #anchor to a
+// heading of that page (GitHub's slugs: lower case, punctuation dropped, spaces as -).
+func TestDocLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading := regexp.MustCompile(`(?m)^#+ (.+)$`)
+	slug := func(h string) string {
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	anchors := func(file string) map[string]bool {
+		data, _ := os.ReadFile(file)
+		out := map[string]bool{}
+		for _, m := range heading.FindAllStringSubmatch(string(data), -1) {
+			out[slug(m[1])] = true
+		}
+		return out
+	}
+	for _, f := range docFiles(t) {
+		path := filepath.Join(repoRoot, f)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := path
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(path), file)
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s: link to %s: no such file", f, target)
+					continue
+				}
+			}
+			if anchor != "" && !anchors(dest)[anchor] {
+				t.Errorf("%s: link to %s: no heading with that anchor", f, target)
+			}
+		}
+	}
+}
