@@ -469,6 +469,8 @@ func linearizable(name string, check func([]Operation, time.Duration, bool) LinR
 			case res.Err != nil:
 				return Inconclusive("%v", res.Err)
 			case res.Result == porcupine.Ok:
+				r.Note(fmt.Sprintf("%d operations on %d keys checked", res.Ops, res.Keys))
+				r.Count(res.Ops, 0)
 				if r.Visualize && r.ArtifactDir != "" && res.Located {
 					path, err := writeVisualization(r, name, res)
 					if err != nil {

@@ -60,9 +60,14 @@ const (
 	Bound
 	// Unknown: the check could not decide (e.g. the linearizability search timed out).
 	Unknown
+	// Expected: the property was violated in a scenario that breaks an assumption the
+	// property rests on (message loss where the protocol assumes reliable links, say),
+	// and the scenario declares that violation expected and says why. Not a failure:
+	// a sweep's exit 1 always means a bug; expected violations are counted apart.
+	Expected
 )
 
-var classNames = [...]string{"ok", "safety", "crash", "liveness", "bound", "unknown"}
+var classNames = [...]string{"ok", "safety", "crash", "liveness", "bound", "unknown", "expected"}
 
 func (c Class) String() string {
 	if int(c) < len(classNames) {
@@ -85,7 +90,7 @@ func (c *Class) UnmarshalText(b []byte) error {
 }
 
 // Classes lists every class in severity order (most severe first, OK last).
-var Classes = []Class{Safety, Crash, Liveness, Bound, Unknown, OK}
+var Classes = []Class{Safety, Crash, Liveness, Bound, Unknown, Expected, OK}
 
 func severity(c Class) int { return slices.Index(Classes, c) }
 
@@ -111,8 +116,21 @@ type Verdict struct {
 // Vacuous reports whether v passed without judging anything.
 func (v Verdict) Vacuous() bool { return v.Class == OK && v.Counted && v.Checked == 0 }
 
-// Failed reports whether v is anything but OK.
-func (v Verdict) Failed() bool { return v.Class != OK }
+// Failed reports whether v is anything but OK or an expected violation.
+func (v Verdict) Failed() bool { return v.Class != OK && v.Class != Expected }
+
+// Expect turns the safety or liveness violations in vs of the properties listed in
+// expected (property name → why the scenario expects it to fail) into Expected
+// verdicts whose detail says why; other verdicts are left as they are.
+func Expect(vs []Verdict, expected map[string]string) {
+	for i := range vs {
+		why, ok := expected[vs[i].Property]
+		if ok && (vs[i].Class == Safety || vs[i].Class == Liveness) {
+			vs[i].Class = Expected
+			vs[i].Detail = "expected here (" + why + "): " + vs[i].Detail
+		}
+	}
+}
 
 func (v Verdict) String() string {
 	s := fmt.Sprintf("%s %s", v.Class, v.Property)

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/simrun-dev/simrun/coverage"
 	"github.com/simrun-dev/simrun/model"
 	"github.com/simrun-dev/simrun/model/modelbench"
 	"github.com/simrun-dev/simrun/scenarios"
@@ -23,8 +25,8 @@ import (
 func init() {
 	register(&command{
 		name:  "check",
-		args:  "[MODEL] [-p name=value]... [--strategy bfs|dfs|random] [--workers N] [--max-states N] [--max-depth N] [--max-memory SIZE] [--seed N] [--walks N] [--fair] [--trace FILE] [--json]",
-		short: "model-check a model exhaustively; alone, list the models",
+		args:  "[MODEL] [-p name=value]... [--config NAME] [--strategy bfs|dfs|random] [--workers N] [--max-states N] [--max-depth N] [--max-memory SIZE] [--seed N] [--walks N] [--fair] [--trace FILE] [--json] [--coverage] [--progress auto|always|never]",
+		short: "model-check a model (with no -p: its portfolio of configurations); alone, list the models",
 		run:   cmdCheck,
 	})
 	replayers[model.TraceEngine] = replayModel
@@ -45,7 +47,9 @@ var checkProgressEvery = time.Second
 
 // checkJSON is the --json output: one object.
 type checkJSON struct {
-	Model    string            `json:"model"`
+	Model string `json:"model"`
+	// Config names the portfolio configuration (portfolio runs only).
+	Config   string            `json:"config,omitempty"`
 	Params   map[string]string `json:"params"`
 	Strategy string            `json:"strategy"`
 	Workers  int               `json:"workers"`
@@ -61,6 +65,8 @@ type checkJSON struct {
 	Depth         int        `json:"depth"`
 	Seconds       float64    `json:"seconds"`
 	PerSec        float64    `json:"states_per_sec"`
+	CPUSeconds    float64    `json:"cpu_seconds"`
+	PerCPUSec     float64    `json:"states_per_cpu_sec"`
 	PeakRSS       int64      `json:"peak_rss_bytes"`
 	SeenBytes     int64      `json:"seen_bytes"`
 	PerState      float64    `json:"seen_bytes_per_state"`
@@ -69,6 +75,8 @@ type checkJSON struct {
 	Kind          string     `json:"violation_kind,omitempty"`
 	Trace         *string    `json:"trace"`
 	Properties    []propJSON `json:"properties"`
+	// Coverage is the check's rule and property coverage (--coverage).
+	Coverage *scenarios.Coverage `json:"coverage,omitempty"`
 }
 
 type propJSON struct {
@@ -93,6 +101,9 @@ func cmdCheck(e *env, args []string) error {
 	fair := fs.Bool("fair", false, "same as --fairness weak")
 	reportDir := fs.String("report", "", "write the counterexample's (or witness') browsable report to `DIR`")
 	fairness := fs.String("fairness", "", "assumption for eventually-properties: weak or none (default: weak for actor systems, none for plain specs)")
+	withCoverage := fs.Bool("coverage", false, "count the protocol rules each transition reaches and the states where each property is relevant; print (and --json) them")
+	progressMode := fs.String("progress", "auto", "progress on stderr: "+progressModes+" (auto: a live line on a terminal, a line every ~10s otherwise)")
+	configName := fs.String("config", "", "check the portfolio configuration `NAME` only")
 	maxMem := fs.String("max-memory", "auto", "end the search (exit 4) when the process's resident memory passes `SIZE` (e.g. 512MiB, 8GiB; 0: no bound; auto: three quarters of the machine's memory)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
@@ -161,85 +172,149 @@ func cmdCheck(e *env, args []string) error {
 	if err != nil {
 		return usageErr("check: %v", err)
 	}
+	cf := checkFlags{tracePath: *tracePath, reportDir: *reportDir, asJSON: *asJSON, fair: *fair, fairness: *fairness, coverage: *withCoverage}
+	base := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, MaxMemory: memLimit, Coverage: *withCoverage}
+	tk, err := newTicker(e, "check", *progressMode)
+	if err != nil {
+		return err
+	}
+	if *configName != "" {
+		if len(params) > 0 {
+			return usageErr("check: --config picks a configuration of the portfolio; -p picks parameters: use one of them")
+		}
+		i := slices.IndexFunc(m.Portfolio, func(c model.Config) bool { return c.Name == *configName })
+		if i < 0 {
+			names := make([]string, len(m.Portfolio))
+			for j, c := range m.Portfolio {
+				names[j] = c.Name
+			}
+			if len(names) == 0 {
+				return usageErr("check: %s has no portfolio (use -p)", m.Name)
+			}
+			return usageErr("check: %s has no configuration %q (its portfolio: %s)", m.Name, *configName, strings.Join(names, ", "))
+		}
+		params = m.Portfolio[i].Params
+		if base.MaxStates == 0 {
+			base.MaxStates = m.Portfolio[i].MaxStates
+		}
+	} else if len(params) == 0 && len(m.Portfolio) > 0 {
+		if *tracePath != "" || *reportDir != "" {
+			return usageErr("check: %s runs its portfolio of %d configurations: --trace and --report apply to one (pick it with --config NAME or -p)", m.Name, len(m.Portfolio))
+		}
+		return checkPortfolio(e, m, base, cf, tk)
+	}
 	sys, p, err := m.Instantiate(params)
 	if err != nil {
 		return usageErr("check: %s", oneLine(err.Error()))
 	}
+	res, trace, err := checkOne(e, m, sys, p, base, cf, tk, m.Name)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out, err := checkJSONOf(m, p, res, trace, "")
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		if err := writeCheckText(e.stdout, m, p, res, trace); err != nil {
+			return err
+		}
+		if cf.coverage {
+			if err := coverage.ModelCoverage(m.Name, res).WriteText(e.stdout); err != nil {
+				return err
+			}
+		}
+	}
+	return checkExit(m.Name, res, trace)
+}
+
+// checkFlags are the check flags that shape what one check writes.
+type checkFlags struct {
+	tracePath, reportDir string
+	asJSON               bool
+	fair                 bool
+	fairness             string
+	coverage             bool
+}
+
+// checkOne checks one configuration of m and writes its counterexample (trace, report).
+// label names it in progress lines.
+func checkOne(e *env, m *model.Model, sys model.System, p *model.Params, o model.Options, cf checkFlags, tk *ticker, label string) (*model.Result, string, error) {
 	// Protocol claims assume fair delivery, so an actor system is checked under weak
 	// fairness unless --fairness none; a plain spec states its own (TLC's default).
 	_, actors := sys.(*model.Actors)
-	weak := *fair || *fairness == "weak" || (*fairness == "" && actors && st != model.Random)
-	o := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, Fair: weak, MaxMemory: memLimit}
-	progressed := false
+	o.Fair = cf.fair || cf.fairness == "weak" || (cf.fairness == "" && actors && o.Strategy != model.Random)
 	o.ProgressEvery = checkProgressEvery
-	if e.tty {
+	if tk != nil {
 		o.Progress = func(s model.Stats) {
-			progressed = true
-			fmt.Fprintf(e.stderr, "\rcheck %s: %d distinct, %d generated, queue %d, %.0f states/s, %.0fs   ",
-				m.Name, s.Distinct, s.Total, s.Queue, s.StatesPerSec, s.Seconds)
+			tk.update(func() string {
+				return fmt.Sprintf("check %s: %d distinct, %d generated, queue %d, %.0f states/s", label, s.Distinct, s.Total, s.Queue, s.StatesPerSec)
+			})
 		}
 	}
 	res, err := model.Check(sys, o)
-	if progressed {
-		fmt.Fprintln(e.stderr)
-	}
+	tk.finish(func() string { return "check " + label })
 	if err != nil {
 		var ie *model.InternalError
 		if errors.As(err, &ie) {
-			return fmt.Errorf("check %s: %v", m.Name, ie.Value)
+			return nil, "", fmt.Errorf("check %s: %v", label, ie.Value)
 		}
-		return usageErr("check: %s", oneLine(err.Error()))
+		return nil, "", usageErr("check: %s", oneLine(err.Error()))
 	}
 	var trace string
 	if v := res.Violation; v != nil && v.HasTrace {
-		trace = *tracePath
+		trace = cf.tracePath
 		if trace == "" {
 			// A fresh file per run: concurrent checks must not overwrite each other.
 			f, err := os.CreateTemp("", fmt.Sprintf("simrun-check-%s-%s-*.jsonl", slug(m.Name), slug(v.Name)))
 			if err != nil {
-				return fmt.Errorf("check: %w", err)
+				return nil, "", fmt.Errorf("check: %w", err)
 			}
 			trace = f.Name()
 			f.Close()
 		}
-		hdr := model.TraceHeader{Format: sim.TraceFormat, Engine: model.TraceEngine, Scenario: m.Name, Seed: seed,
-			Params: p.Values(), Property: v.Name, Kind: v.Kind, Strategy: st.String(), Cycle: v.Cycle}
+		hdr := model.TraceHeader{Format: sim.TraceFormat, Engine: model.TraceEngine, Scenario: m.Name, Seed: o.Seed,
+			Params: p.Values(), Property: v.Name, Kind: v.Kind, Strategy: o.Strategy.String(), Cycle: v.Cycle}
 		if v.Cycle > 0 {
 			hdr.Fairness = map[bool]string{true: "weak", false: "none"}[res.Fair]
 		}
 		if err := writeTraceFile(trace, res, v, hdr); err != nil {
-			return err
+			return nil, "", err
 		}
-		if *reportDir != "" {
+		if cf.reportDir != "" {
 			data, err := os.ReadFile(trace)
 			if err != nil {
-				return fmt.Errorf("check: %w", err)
+				return nil, "", fmt.Errorf("check: %w", err)
 			}
 			recs, names, err := readRecords(data)
 			if err != nil {
-				return fmt.Errorf("check: reading back %s: %w", trace, err)
+				return nil, "", fmt.Errorf("check: reading back %s: %w", trace, err)
 			}
 			rr := reports.Run{Title: fmt.Sprintf("%s: counterexample of %s %s", m.Name, v.Kind, v.Name), Scenario: m.Name,
 				Params: p.Values(), Repro: "simrun replay " + scenarios.ShellQuote(trace), Nodes: names, Records: recs,
 				Verdicts: []reports.VerdictLine{{Class: "violated", Property: v.Kind.String() + " " + v.Name, Detail: fmt.Sprintf("depth %d", v.Depth)}}}
-			if _, err := reports.WriteRun(*reportDir, rr); err != nil {
-				return err
+			if _, err := reports.WriteRun(cf.reportDir, rr); err != nil {
+				return nil, "", err
 			}
-			fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(*reportDir), "index.html"))
+			fmt.Fprintf(e.stderr, "report: %s\n", filepath.Join(filepath.Clean(cf.reportDir), "index.html"))
 		}
 	}
-	if *asJSON {
-		if err := writeCheckJSON(e.stdout, m, p, res, trace); err != nil {
-			return err
-		}
-	} else if err := writeCheckText(e.stdout, m, p, res, trace); err != nil {
-		return err
-	}
+	return res, trace, nil
+}
+
+// checkExit is the exit of one check: 1 on a violation, 4 when inconclusive.
+func checkExit(name string, res *model.Result, trace string) error {
 	if v := res.Violation; v != nil {
 		if !v.HasTrace {
-			return violated("%s: %s %s: no reachable state satisfies it", m.Name, v.Kind, v.Name)
+			return violated("%s: %s %s: no reachable state satisfies it", name, v.Kind, v.Name)
 		}
-		return violated("%s: %s %s violated at depth %d (trace %s; replay: simrun replay %s)", m.Name, v.Kind, v.Name, v.Depth, trace, scenarios.ShellQuote(trace))
+		return violated("%s: %s %s violated at depth %d (trace %s; replay: simrun replay %s)", name, v.Kind, v.Name, v.Depth, trace, scenarios.ShellQuote(trace))
 	}
 	var unknown []string
 	for _, pr := range res.Properties {
@@ -252,9 +327,110 @@ func cmdCheck(e *env, args []string) error {
 		if res.Bound != "" {
 			why += " (" + res.Bound + ")"
 		}
-		return inconclusive("%s: inconclusive: %s; %d of %d properties undecided (%s)", m.Name, why, len(unknown), len(res.Properties), strings.Join(unknown, ", "))
+		return inconclusive("%s: inconclusive: %s; %d of %d properties undecided (%s)", name, why, len(unknown), len(res.Properties), strings.Join(unknown, ", "))
 	}
 	return nil
+}
+
+// checkPortfolio checks every configuration of m's portfolio, prints one row each (and
+// the details of those that did not pass), and exits with the worst: 1 if one was
+// violated, 4 if one was inconclusive, 0 if all passed.
+func checkPortfolio(e *env, m *model.Model, base model.Options, cf checkFlags, tk *ticker) error {
+	type row struct {
+		c     model.Config
+		p     *model.Params
+		res   *model.Result
+		trace string
+		exit  error
+	}
+	var rows []row
+	for _, c := range m.Portfolio {
+		sys, p, err := m.Instantiate(c.Params)
+		if err != nil {
+			return fmt.Errorf("check: %s portfolio configuration %s: %v", m.Name, c.Name, err) // a bug of the model's registration
+		}
+		o := base
+		if o.MaxStates == 0 {
+			o.MaxStates = c.MaxStates
+		}
+		res, trace, err := checkOne(e, m, sys, p, o, cf, tk, m.Name+" "+c.Name)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{c: c, p: p, res: res, trace: trace, exit: checkExit(m.Name+" "+c.Name, res, trace)})
+	}
+	if cf.asJSON {
+		var out struct {
+			Model     string      `json:"model"`
+			Portfolio []checkJSON `json:"portfolio"`
+		}
+		out.Model = m.Name
+		for _, r := range rows {
+			cj, err := checkJSONOf(m, r.p, r.res, r.trace, r.c.Name)
+			if err != nil {
+				return err
+			}
+			out.Portfolio = append(out.Portfolio, cj)
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		fmt.Fprintf(&b, "portfolio %s: %d configurations (check one with --config NAME, or your own with -p)\n", m.Name, len(rows))
+		width := len("configuration")
+		for _, r := range rows {
+			width = max(width, len(r.c.Name))
+		}
+		fmt.Fprintf(&b, "  %-*s %11s %6s %8s %9s %13s  %s\n", width, "configuration", "states", "depth", "seconds", "cpu-sec", "states/cpu-s", "verdict")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "  %-*s %11d %6d %8.1f %9.1f %13.0f  %s\n", width, r.c.Name, r.res.Distinct, r.res.Depth, r.res.Seconds,
+				r.res.CPUSeconds, r.res.StatesPerCPUSec, coverage.ModelVerdict(r.res))
+		}
+		for _, r := range rows {
+			if r.c.Help != "" {
+				fmt.Fprintf(&b, "  %-*s  %s: %s\n", width, r.c.Name, coverage.CheckCommand(m.Name, r.c), r.c.Help)
+			}
+		}
+		if _, err := io.WriteString(e.stdout, b.String()); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.exit == nil {
+				continue
+			}
+			fmt.Fprintf(e.stdout, "\n--- %s (%s)\n", r.c.Name, coverage.CheckCommand(m.Name, r.c))
+			if err := writeCheckText(e.stdout, m, r.p, r.res, r.trace); err != nil {
+				return err
+			}
+		}
+		if cf.coverage {
+			var parts []*coverage.Part
+			for _, r := range rows {
+				parts = append(parts, &coverage.Part{Name: r.c.Name, What: coverage.CheckCommand(m.Name, r.c),
+					Coverage: coverage.ModelCoverage(m.Name, r.res), Verdict: coverage.ModelVerdict(r.res), Seconds: r.res.Seconds})
+			}
+			if u := coverage.Union(scenarios.ProtocolOf(m.Name), parts); u != nil {
+				fmt.Fprintln(e.stdout)
+				if err := u.WriteText(e.stdout); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var worst *exitError
+	for _, r := range rows {
+		var ee *exitError
+		if errors.As(r.exit, &ee) && (worst == nil || (ee.code == exitViolated && worst.code != exitViolated)) {
+			worst = ee
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	return worst
 }
 
 func writeTraceFile(path string, res *model.Result, v *model.PropertyResult, hdr model.TraceHeader) error {
@@ -358,12 +534,13 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 	return nil
 }
 
-func writeCheckJSON(w io.Writer, m *model.Model, p *model.Params, res *model.Result, trace string) error {
+func checkJSONOf(m *model.Model, p *model.Params, res *model.Result, trace, config string) (checkJSON, error) {
 	out := checkJSON{
-		Model: m.Name, Params: p.Values(), Strategy: res.Strategy.String(), Workers: res.Workers,
+		Model: m.Name, Config: config, Params: p.Values(), Strategy: res.Strategy.String(), Workers: res.Workers,
 		Outcome: res.Outcome.String(), Bound: res.Bound, Fair: res.Fair,
 		Liveness: res.LivenessChecked, ProductStates: res.ProductStates,
 		Distinct: res.Distinct, Total: res.Total, Depth: res.Depth, Seconds: res.Seconds, PerSec: res.StatesPerSec,
+		CPUSeconds: res.CPUSeconds, PerCPUSec: res.StatesPerCPUSec,
 		PeakRSS: res.PeakRSS, SeenBytes: res.SeenBytes, PerState: res.BytesPerState, Collision: res.Collision,
 	}
 	if v := res.Violation; v != nil {
@@ -378,15 +555,16 @@ func writeCheckJSON(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 		if pr.HasTrace {
 			steps, err := res.Steps(pr)
 			if err != nil {
-				return err
+				return out, err
 			}
 			pj.Steps = steps
 		}
 		out.Properties = append(out.Properties, pj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if res.Coverage != nil {
+		out.Coverage = coverage.ModelCoverage(m.Name, res)
+	}
+	return out, nil
 }
 
 // replayModel re-executes a model-checker trace (simrun replay dispatches on the

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/simrun-dev/simrun/faults"
 	"github.com/simrun-dev/simrun/reports"
@@ -22,7 +22,7 @@ import (
 func init() {
 	register(&command{
 		name:  "run",
-		args:  "SCENARIO [--seed N] [--trace FILE] [--faults plan.json] [-p name=value]... [--format text|json|mermaid] [--report DIR] [--out DIR]",
+		args:  "SCENARIO [--seed N] [--trace FILE] [--faults plan.json] [-p name=value]... [--format text|json|mermaid] [--report DIR] [--coverage] [--out DIR]",
 		short: "run one scenario on one seed and check its properties (experiments print tables)",
 		run:   cmdRun,
 	})
@@ -48,6 +48,8 @@ func cmdRun(e *env, args []string) error {
 	out := fs.String("out", "", "experiments: write the report to `DIR`: tables as CSV, figures as PNG and SVG, and DIR/index.html")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR` (default: next to --trace)")
 	reportDir := fs.String("report", "", "single runs: write a browsable report (index.html, timeline, space-time diagram, messages over time) to `DIR`")
+	progressMode := fs.String("progress", "auto", "experiments: progress on stderr: "+progressModes)
+	withCoverage := fs.Bool("coverage", false, "single runs: count the protocol rules the run reaches and what each property judged; print (and --format json, --report) them")
 	var ps multiFlag
 	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -78,15 +80,19 @@ func cmdRun(e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	if sc.Experiment != nil {
-		if *tracePath != "" || *faultsPath != "" || *format == "mermaid" || *reportDir != "" || *artifacts != "" {
-			return usageErr("run: %s is an experiment: --trace, --faults, --report, --artifacts and --format mermaid apply to single runs (an experiment writes its figures and page with --out DIR)", sc.Name)
+		if *tracePath != "" || *faultsPath != "" || *format == "mermaid" || *reportDir != "" || *artifacts != "" || *withCoverage {
+			return usageErr("run: %s is an experiment: --trace, --faults, --report, --artifacts, --coverage and --format mermaid apply to single runs (an experiment writes its figures and page with --out DIR)", sc.Name)
 		}
 		if *out != "" {
 			if err := writableDir(*out); err != nil {
 				return usageErr("run: --out: %v", err)
 			}
 		}
-		return runExperiment(e, sc, seed, params, *out, *format)
+		tk, err := newTicker(e, "run", *progressMode)
+		if err != nil {
+			return err
+		}
+		return runExperiment(e, sc, seed, params, *out, *format, tk)
 	}
 	if *out != "" {
 		return usageErr("run: --out applies to experiments (%s is a single run: --report DIR writes its page)", sc.Name)
@@ -96,7 +102,7 @@ func cmdRun(e *env, args []string) error {
 			return usageErr("run: --report: %v", err)
 		}
 	}
-	o := scenarios.Options{Seed: seed, Params: params, ArtifactDir: *artifacts}
+	o := scenarios.Options{Seed: seed, Params: params, ArtifactDir: *artifacts, Coverage: *withCoverage}
 	if o.ArtifactDir == "" && *reportDir != "" {
 		o.ArtifactDir = *reportDir
 	}
@@ -160,6 +166,11 @@ func cmdRun(e *env, args []string) error {
 		}
 	default:
 		writeReport(e.stdout, rep, *tracePath)
+		if rep.Coverage != nil {
+			if err := rep.Coverage.WriteText(e.stdout); err != nil {
+				return err
+			}
+		}
 		if *artifacts != "" && !slices.ContainsFunc(rep.Verdicts, func(v checker.Verdict) bool { return v.Artifact != "" }) {
 			fmt.Fprintf(e.stdout, "artifacts none written to %s (a check writes one when it fails: porcupine's visualization of an illegal history)\n", *artifacts)
 		}
@@ -187,6 +198,9 @@ func writeRunReport(dir string, rep *scenarios.Report, col *sim.RecordCollector)
 		Params: rep.Params, Notes: rep.Notes, Summary: rep.Summary, Faults: rep.Faults.String(), Repro: rep.Repro, Nodes: rep.Result.Names(), Records: col.Records, Omitted: col.Dropped}
 	for _, op := range rep.Ops {
 		rr.Ops = append(rr.Ops, reports.Op{Call: op.Call, Return: op.Return, Pending: op.Pending})
+	}
+	if rep.Coverage != nil {
+		rr.Coverage = coverageView([]string{fmt.Sprintf("seed %d", rep.Seed)}, []*scenarios.Coverage{rep.Coverage})
 	}
 	for _, v := range rep.Verdicts {
 		rr.Verdicts = append(rr.Verdicts, reports.VerdictLine{Class: v.Class.String(), Property: v.Property, Detail: v.Detail})
@@ -285,21 +299,26 @@ func slug(s string) string {
 	return strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
 }
 
-func runExperiment(e *env, sc *scenarios.Scenario, seed uint64, params map[string]string, out, format string) error {
+func runExperiment(e *env, sc *scenarios.Scenario, seed uint64, params map[string]string, out, format string, tk *ticker) error {
 	ps, err := scenarios.NewParams(sc.Params, params)
 	if err != nil {
 		return usageErr("%s: %v", sc.Name, err)
 	}
-	start := time.Now()
+	var last [2]int
+	var mu sync.Mutex
+	line := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Sprintf("%s: %d/%d runs", sc.Name, last[0], last[1])
+	}
 	x := &scenarios.Exp{Seed: seed, Params: ps, Out: out, Progress: func(done, total int) {
-		if e.tty {
-			fmt.Fprintf(e.stderr, "\r%s: %d/%d runs, %s", sc.Name, done, total, time.Since(start).Round(time.Second))
-			if done == total {
-				fmt.Fprintln(e.stderr)
-			}
-		}
+		mu.Lock()
+		last = [2]int{done, total}
+		mu.Unlock()
+		tk.update(line)
 	}}
 	tables, err := sc.Experiment(x)
+	tk.finish(line)
 	if perr := ps.Err(); perr != nil {
 		return usageErr("%s: %v", sc.Name, perr)
 	}

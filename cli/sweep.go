@@ -36,7 +36,7 @@ func init() {
 	})
 	register(&command{
 		name:  "sweep",
-		args:  "SCENARIO --seeds A-B [--workers N] [--shard i/n] [--json FILE] [-p name=value]... [--failures N] [--artifacts DIR]",
+		args:  "SCENARIO --seeds A-B [--workers N] [--shard i/n] [--json FILE] [-p name=value]... [--failures N] [--artifacts DIR] [--coverage] [--guided] [--shrink] [--progress auto|always|never]",
 		short: "run a scenario on a range of seeds in parallel; summary per verdict class, exit 1 if any seed failed",
 		run:   cmdSweep,
 	})
@@ -167,6 +167,10 @@ func cmdSweep(e *env, args []string) error {
 	failures := fs.Int("failures", scenarios.DefaultFailureLimit, "list at most `N` failing seeds")
 	artifacts := fs.String("artifacts", "", "write check artifacts (e.g. porcupine visualizations) to `DIR`")
 	reportDir := fs.String("report", "", "write a browsable report to `DIR`: verdicts, distributions across seeds, and a run report per listed failing seed")
+	progressMode := fs.String("progress", "auto", "progress on stderr: "+progressModes+" (auto: a live line on a terminal, a line every ~10s otherwise)")
+	guided := fs.Bool("guided", false, "guided sweep: half the runs mutate the fault plans of earlier runs that reached a new rule or call shape (deterministic; coverage on)")
+	shrink := fs.Bool("shrink", false, "shrink the lowest failing seed to a minimal failing run (plan and trace in --artifacts DIR, or a new temporary directory)")
+	withCoverage := fs.Bool("coverage", false, "count the protocol rules every run reaches and what each property judged; print (and --json, --report) them")
 	var ps multiFlag
 	fs.Var(&ps, "p", "scenario parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -220,7 +224,7 @@ func cmdSweep(e *env, args []string) error {
 	}
 	o := scenarios.SweepOptions{
 		Scenario: sc.Name, Params: params, From: seeds.From, To: seeds.To, Workers: *workers,
-		Shard: shard, Shards: shards, FailureLimit: *failures, ArtifactDir: *artifacts,
+		Shard: shard, Shards: shards, FailureLimit: *failures, ArtifactDir: *artifacts, Coverage: *withCoverage, Guided: *guided,
 	}
 	if *reportDir != "" {
 		if err := writableDir(*reportDir); err != nil {
@@ -258,9 +262,13 @@ func cmdSweep(e *env, args []string) error {
 			total = r.Len()
 		}
 	}
-	var prog *progress
-	if e.tty {
-		prog = &progress{e: e, name: sc.Name, total: total, start: time.Now()}
+	tk, err := newTicker(e, "sweep", *progressMode)
+	if err != nil {
+		return err
+	}
+	var prog *sweepProgress
+	if tk != nil {
+		prog = &sweepProgress{t: tk, name: sc.Name, total: total}
 		o.Progress = prog.update
 	}
 	// Ctrl-C stops starting seeds; the summary of the seeds that ran is printed.
@@ -277,7 +285,7 @@ func cmdSweep(e *env, args []string) error {
 	signal.Stop(sigs)
 	close(sigs)
 	if prog != nil {
-		prog.finish()
+		tk.finish(prog.line)
 	}
 	if err != nil {
 		if out != nil {
@@ -295,6 +303,11 @@ func cmdSweep(e *env, args []string) error {
 		if err := res.WriteSummary(e.stdout); err != nil {
 			return err
 		}
+		if res.Coverage != nil {
+			if err := res.Coverage.WriteText(e.stdout); err != nil {
+				return err
+			}
+		}
 		if out != nil {
 			if _, err := out.Write(res.JSON()); err != nil {
 				return fmt.Errorf("--json: %w", err)
@@ -307,6 +320,17 @@ func cmdSweep(e *env, args []string) error {
 	}
 	if *reportDir != "" {
 		if err := writeSweepReport(e, *reportDir, sc, res, args, [][]float64{evs, msgs, vtime}); err != nil {
+			return err
+		}
+	}
+	if *shrink && len(res.Failures) > 0 {
+		dir := *artifacts
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "simrun-shrink-*"); err != nil {
+				return fmt.Errorf("sweep: --shrink: %w", err)
+			}
+		}
+		if err := shrinkFirstFailure(e, sc, params, res.Failures[0].Seed, dir, tk); err != nil {
 			return err
 		}
 	}
@@ -355,6 +379,9 @@ func writeSweepReport(e *env, dir string, sc *scenarios.Scenario, res *scenarios
 		}
 		page.ByProperty.Add(row...)
 	}
+	if res.Coverage != nil {
+		page.Coverage = coverageView([]string{"sweep"}, []*scenarios.Coverage{res.Coverage})
+	}
 	page.Measures = []reports.Measure{{Name: "events", Values: meas[0]}, {Name: "messages sent", Values: meas[1]}, {Name: "virtual time", Unit: "s", Values: meas[2]}}
 	for _, v := range res.Failures {
 		f := reports.FailingSeed{Seed: v.Seed, Verdict: v.String(), Repro: v.Repro}
@@ -376,32 +403,27 @@ func writeSweepReport(e *env, dir string, sc *scenarios.Scenario, res *scenarios
 	return nil
 }
 
-// progress prints one self-overwriting line on a terminal's stderr: seeds done,
-// failures, seeds per second. Workers call update concurrently; it prints at most ten
-// times a second.
-type progress struct {
-	e     *env
-	name  string
-	total uint64
-	start time.Time
-
+// sweepProgress reports a sweep's seeds done, failures, seeds per second and the time
+// left through a ticker. Workers call update concurrently.
+type sweepProgress struct {
+	t            *ticker
+	name         string
+	total        uint64
 	mu           sync.Mutex
-	last         time.Time
 	done, failed int64
 }
 
-func (p *progress) update(done, failed int64) {
+func (p *sweepProgress) update(done, failed int64) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.done, p.failed = max(p.done, done), max(p.failed, failed)
-	if now := time.Now(); now.Sub(p.last) >= 100*time.Millisecond {
-		p.last = now
-		p.print()
-	}
+	p.mu.Unlock()
+	p.t.update(p.line)
 }
 
-func (p *progress) print() {
-	el := time.Since(p.start).Seconds()
+func (p *sweepProgress) line() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	el := time.Since(p.t.start).Seconds()
 	rate := 0.0
 	if el > 0 {
 		rate = float64(p.done) / el
@@ -410,12 +432,5 @@ func (p *progress) print() {
 	if rate > 0 && uint64(p.done) < p.total {
 		eta = ", about " + time.Duration(float64(p.total-uint64(p.done))/rate*float64(time.Second)).Round(time.Second).String() + " left"
 	}
-	fmt.Fprintf(p.e.stderr, "\r%s: %d/%d seeds, %d failed, %.0f seeds/s%s ", p.name, p.done, p.total, p.failed, rate, eta)
-}
-
-func (p *progress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.print()
-	fmt.Fprintf(p.e.stderr, "in %v\n", time.Since(p.start).Round(time.Millisecond))
+	return fmt.Sprintf("%s: %d/%d seeds, %d failed, %.0f seeds/s%s", p.name, p.done, p.total, p.failed, rate, eta)
 }

@@ -151,6 +151,17 @@ func Protocol(name string, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// Union builds the report of parts run elsewhere (simrun check's portfolio); nil when
+// protocol declares no rule map.
+func Union(protocol string, parts []*Part) *Report {
+	if protocol == "" {
+		return nil
+	}
+	r := &Report{Protocol: protocol, Parts: parts}
+	r.union()
+	return r
+}
+
 // CheckConfig checks one portfolio configuration of m (BFS unless o says otherwise;
 // the configuration's MaxStates unless o sets one) and returns its part.
 func CheckConfig(m *model.Model, c model.Config, o model.Options) (*Part, error) {

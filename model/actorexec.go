@@ -181,8 +181,9 @@ func (a *Actors) compile() (runner, error) {
 			}
 		}
 	}
-	if a.Memoize {
+	if !a.NoMemo {
 		x.memo = newMemoTable()
+		x.memo.declared = a.Memoize
 	}
 	if len(a.Symmetry.Nodes) > 0 {
 		sym, err := x.newSymSys()
@@ -212,6 +213,7 @@ func (a *Actors) compile() (runner, error) {
 		record:      x,
 		worker:      x.worker,
 		cover:       x.startCoverage,
+		weight:      x.walkWeight,
 	}
 	if x.memo != nil {
 		sp.failed = x.memo.failed
@@ -220,6 +222,28 @@ func (a *Actors) compile() (runner, error) {
 		return nil, err
 	}
 	return &checker[*State]{sp: sp}, nil
+}
+
+// walkWeight weighs an actor system's actions for random walks: the protocol's own
+// steps (deliveries, injections) come first, then what fault recovery needs (restarts,
+// restores, the clock), then timeouts, and faults (crashes, mid-send crashes, cuts,
+// losses, duplicates, drift) are rare — a walk still meets them, but one that picks
+// uniformly spends most of its steps on them and on timers and seldom reaches a
+// decision of the protocol.
+func (x *actorSys) walkWeight(s *State, a Action) float64 {
+	kind, _, _ := unact(a)
+	if kind&aMidSend != 0 {
+		return 0.25
+	}
+	switch kind {
+	case aDeliver, aInject, aLoseCut, aInjectLost:
+		return 16
+	case aRestart, aRestore, aTick:
+		return 4
+	case aTimer:
+		return 2
+	}
+	return 0.5 // aCrash, aCut, aDrop, aDup, aLag, aLead
 }
 
 // fairness is the weak-fairness assumption of actor systems (Options.Fair): the network

@@ -65,26 +65,30 @@ type Actors struct {
 	// one state per orbit of their permutations. See Symmetry for what it renames and
 	// when it is sound; VerifySymmetry checks a declaration on a small instance.
 	Symmetry Symmetry
-	// Memoize declares that no handler's effect on the state depends on Input.Rand
-	// (which the checker derives from the whole global state). A handler call then
-	// depends only on its node's part of the state and the input, and the checker
-	// memoizes calls: where a node in the same state (volatile state, stable storage,
-	// timers, clock) is handed the same input again, the effects computed the first
-	// time are replayed without calling the handler. In untimed mode a timer's duration
-	// is not part of the state, so a node that draws random bits only for timer jitter
-	// qualifies. Counts, verdicts and traces are those of the same system without it
-	// (traces always call the handlers). The declaration is tested, not trusted: every
-	// call the memo would keep is also made with two other draws of random bits (their
-	// complement and a hash), and the first call whose effects differ ends the check
-	// with an error naming the node and the input (Check returns it; simrun exits 2).
-	// A handler that reads the bits as they are is caught at its first such call that
-	// the memo keeps; one that hashes or folds them is caught on about half of them.
-	// The test cannot see a handler whose effects depend on the bits only for draws it
-	// never meets, so the declaration must still be true. The memo holds an entry per
-	// distinct call, about 150 bytes plus what its sends and observations hold, up to
-	// 2²⁰ entries; a full memo keeps replaying them and keeps no more calls, so the
-	// calls it does not keep are neither memoized nor tested (nothing rests on them).
+	// The handler-call memo is automatic (memo.go): a handler call depends only on its
+	// node's part of the state, the input and Input.Rand (which the checker derives
+	// from the whole global state). The first time a node in some state (volatile
+	// state, stable storage, timers, clock) is handed some input, the checker makes the
+	// call three times — with the action's random bits, their complement and a hash of
+	// them — and if the effects are the same, keeps them and replays them wherever the
+	// same call recurs, without calling the handler; if they differ, the call depends
+	// on the bits, and that call is always made (never memoized). In untimed mode a
+	// timer's duration is not part of the state, so a node that draws random bits only
+	// for timer jitter is memoized. Counts, verdicts and traces are those of the same
+	// system without the memo (traces always call the handlers). The test is three
+	// draws, not a proof: a handler whose effects depend on the bits only for draws it
+	// never meets is memoized with the effects of the draws it met (as if the model
+	// had explored those bits; the checker explores one value per call anyway), and
+	// with several BFS workers which call is met first may then vary between runs.
+	//
+	// Memoize declares instead that no handler's effect depends on the bits: a call
+	// whose three draws differ then ends the check with an error naming the node and
+	// the input (Check returns it; simrun exits 2). NoMemo turns the memo off. The
+	// memo holds an entry per distinct call, about 150 bytes plus what its sends and
+	// observations hold, up to 2²⁰ entries; a full memo keeps replaying them and keeps
+	// no more calls.
 	Memoize bool
+	NoMemo  bool
 	// Boundary, when set, stops exploration at states for which it returns false (they
 	// are counted and checked, not expanded): a way to bound counters and sequence
 	// numbers.

@@ -127,6 +127,7 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 		o.Workers = 1
 	}
 	start := time.Now()
+	cpu0 := cpuSeconds()
 	c.cut.Store(false)
 	c.relevant = nil
 	var stopCover func() *sim.Coverage
@@ -186,6 +187,10 @@ func (c *checker[S]) check(o Options) (*Result, error) {
 	}
 	res.Model, res.Strategy, res.Workers, res.run = c.sp.Name, o.Strategy, o.Workers, c
 	res.Coverage = cov
+	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+		res.CPUSeconds = cpu
+		res.StatesPerCPUSec = float64(res.Distinct) / cpu
+	}
 	for i, pr := range res.Properties {
 		pr.Relevant = -1
 		if c.relevant != nil && c.sp.Properties[i].Relevant != nil {

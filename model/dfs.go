@@ -242,6 +242,8 @@ func (c *checker[S]) random(o Options, start time.Time) (*Result, error) {
 	inits := c.sp.Init()
 	st.Total += int64(len(inits))
 	var succs []succ[S]
+	var acts []Action
+	var weights []float64
 	// check handles a generated state: new to the seen-set → properties. It reports
 	// whether the search stops.
 	check := func(s S, eb uint32, p func() *path) bool {
@@ -282,10 +284,11 @@ func (c *checker[S]) random(o Options, start time.Time) (*Result, error) {
 			if len(p.steps)+1 >= maxLen || !c.expandable(cur.s) {
 				break
 			}
-			succs = succs[:0]
+			succs, acts = succs[:0], acts[:0]
 			k := int32(0)
 			c.sp.Next(cur.s, func(a Action, t S) {
 				succs = append(succs, succ[S]{s: t, idx: k})
+				acts = append(acts, a)
 				k++
 			})
 			st.Total += int64(len(succs))
@@ -303,7 +306,7 @@ func (c *checker[S]) random(o Options, start time.Time) (*Result, error) {
 					goto done
 				}
 			}
-			pick := succs[rng.IntN(len(succs))]
+			pick := succs[c.pick(rng, cur.s, acts, &weights)]
 			p.steps = append(p.steps, pick.idx)
 			cur = entry[S]{s: pick.s, ebits: pick.ebits}
 		}
@@ -316,6 +319,34 @@ done:
 	sn.t.free()
 	sn.t.alloc.close()
 	return c.result(f, st), nil
+}
+
+// pick chooses the successor a random walk takes: uniformly, or by the spec's Weight
+// (actor systems: deliveries and restarts far more often than faults and timeouts, so
+// that a walk of a few hundred steps reaches the protocol's decisions instead of
+// spending itself on crashes, cuts and timer firings).
+func (c *checker[S]) pick(rng *sim.Rand, s S, acts []Action, ws *[]float64) int {
+	if c.sp.weight == nil {
+		return rng.IntN(len(acts))
+	}
+	*ws = (*ws)[:0]
+	total := 0.0
+	for _, a := range acts {
+		w := c.sp.weight(s, a)
+		*ws = append(*ws, w)
+		total += w
+	}
+	if total <= 0 {
+		return rng.IntN(len(acts))
+	}
+	r := rng.Float64() * total
+	for i, w := range *ws {
+		if r < w {
+			return i
+		}
+		r -= w
+	}
+	return len(acts) - 1
 }
 
 // clonePath copies p, adding step extra when extra >= 0.

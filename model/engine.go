@@ -137,6 +137,11 @@ type Stats struct {
 	Seconds float64 `json:"seconds"`
 	// StatesPerSec is Distinct / Seconds.
 	StatesPerSec float64 `json:"states_per_sec"`
+	// CPUSeconds is the process's CPU time (user + system) during the search, and
+	// StatesPerCPUSec Distinct / CPUSeconds: the machine-independent measure of speed
+	// on a shared machine (0 where unavailable).
+	CPUSeconds      float64 `json:"cpu_seconds"`
+	StatesPerCPUSec float64 `json:"states_per_cpu_sec"`
 	// PeakRSS is the process's peak resident set size (0 where unavailable).
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// SeenBytes is the size of the seen-set; BytesPerState = SeenBytes / Distinct.

@@ -51,6 +51,9 @@ type memoEntry struct {
 	obs   []memoObs
 	inert bool    // Network.Guarded: the call changed nothing and did nothing
 	cover []int32 // the rules the call covered (Options.Coverage)
+	// random: the call's effects depend on Input.Rand (its draws differed): it is
+	// always made, never replayed.
+	random bool
 	// fold is the last ghost fold of obs on replay (most replays meet the same ghost).
 	fold atomic.Pointer[foldMemo]
 }
@@ -85,6 +88,9 @@ type memoTable struct {
 	// ends with this error (Spec.failed).
 	wrong atomic.Pointer[error]
 	n     atomic.Int64 // entries kept
+	// declared: the system declares Memoize (a call whose draws differ is an error);
+	// otherwise such a call is marked random and always made.
+	declared bool
 }
 
 // otherDraws are the random bits a call the memo would keep is also made with: the
@@ -228,7 +234,10 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 	var m *memoEntry
 	if x.memo != nil && rec == nil && x.memo.wrong.Load() == nil {
 		k = x.memoKeyOf(t, n, in, inH)
-		if e := x.memo.get(k); e != nil {
+		if e := x.memo.get(k); e != nil && e.random {
+			x.cov.add(x.call(t, n, x.fresh(t, n, in), in, rnd, rec, nil))
+			return
+		} else if e != nil {
 			if memoVerify {
 				x.verifyReplay(t, n, in, e, rnd)
 				return
@@ -260,8 +269,12 @@ func (x *actorSys) handle(t *State, n sim.NodeID, in sim.Input, inH, rnd uint64,
 	m.cover = cv
 	for i := range others {
 		if !sameEffects(t, others[i], n, m, oms[i]) {
-			x.memo.refute(x.names[n], in)
-			return // not memoized; the check ends with the error refute records
+			if x.memo.declared {
+				x.memo.refute(x.names[n], in)
+				return // not memoized; the check ends with the error refute records
+			}
+			x.memo.put(k, &memoEntry{random: true}) // always made from now on
+			return
 		}
 	}
 	// Seal node n's slot now (seal skips a slot that is not owned and has its hash).

@@ -2,6 +2,9 @@
 
 package model
 
+// cpuSeconds is unavailable on this platform.
+func cpuSeconds() float64 { return 0 }
+
 // peakRSS is unavailable on this platform.
 func peakRSS() int64 { return 0 }
 

@@ -10,6 +10,16 @@ import (
 	"syscall"
 )
 
+// cpuSeconds returns the process's CPU time so far (user + system), in seconds.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
 // peakRSS returns the process's peak resident set size in bytes.
 func peakRSS() int64 {
 	var ru syscall.Rusage

@@ -74,6 +74,9 @@ type Spec[S any] struct {
 	// failed, when set, is asked after a search: a non-nil error replaces the result
 	// (actor systems: a Memoize declaration the search refuted).
 	failed func() error
+	// weight, when set (actor systems), weighs the actions a random walk chooses from
+	// (Options.Strategy Random); without it a walk picks uniformly.
+	weight func(s S, a Action) float64
 	// cover, when set (actor systems), starts counting the rules handler calls cover
 	// (Options.Coverage); the function it returns stops and reports the counts.
 	cover func() func() *sim.Coverage

@@ -44,6 +44,8 @@ type Run struct {
 	// Ops are the workload's client operations (from the linearizability checks): the
 	// page plots their latency over virtual time.
 	Ops []Op
+	// Coverage, when set, is the run's rule coverage (run --coverage).
+	Coverage *Coverage
 }
 
 // Op is one client operation: called at Call, returned at Return, or never (Pending).
@@ -552,13 +554,14 @@ func WriteRun(dir string, r Run) ([]string, error) {
 var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.R.Title}} — simrun run report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>` + PageStyle + `.ok{color:#2ca02c}.bad{color:#d62728;font-weight:bold}</style>` + SelfCheck + `</head>
-<body data-sections="summary verdicts reproduce parameters timeline messages throughput kinds">
+<style>` + PageStyle + CoverageStyle + `.ok{color:#2ca02c}.bad{color:#d62728;font-weight:bold}</style>` + SelfCheck + `</head>
+<body data-sections="summary verdicts reproduce parameters timeline messages throughput kinds{{if .R.Coverage}} coverage{{end}}">
 <h1>{{.R.Title}}</h1>
 <section id="summary"><p>{{.Events}} events, {{.Sends}} messages, virtual time {{.End}}.{{if .R.Faults}} Faults: {{.R.Faults}}.{{end}}</p>{{if gt .R.Omitted 0}}<p class="bad">This page shows the first {{.Events}} events of the run; {{.R.Omitted}} later events are left out to keep the report small (the verdicts above are the whole run's; --trace FILE records every event).</p>{{end}}</section>
 <section id="verdicts"><h2>Verdicts</h2><table><tr><th>property</th><th>verdict</th><th>detail</th></tr>
 {{range .R.Verdicts}}<tr><td>{{.Property}}</td><td class="{{if eq .Class "ok"}}ok{{else}}bad{{end}}">{{.Class}}</td><td style="text-align:left">{{.Detail}}</td></tr>
 {{end}}</table>{{range .Artifacts}}<p>Check artifact: <a href="{{.}}">{{.}}</a></p>{{end}}</section>
+{{with .R.Coverage}}<section id="coverage"><h2>Rule coverage</h2><p class="muted">Which rules of the protocol's rule map this run reached (times fired), and what each property judged.</p>{{.HTML}}</section>{{end}}
 {{if .R.Summary}}<section id="scenario-summary"><h2>What happened</h2><pre>{{.R.Summary}}</pre></section>{{end}}
 <section id="reproduce"><h2>Reproduce</h2><pre>{{.R.Repro}}</pre></section>
 <section id="parameters"><h2>Parameters</h2><table><tr><th>parameter</th><th>value</th></tr>

@@ -31,6 +31,8 @@ type Sweep struct {
 	// drawn as a histogram.
 	Measures []Measure
 	Failures []FailingSeed
+	// Coverage, when set, is the sweep's rule coverage (sweep --coverage).
+	Coverage *Coverage
 }
 
 // Measure is one per-seed quantity across the sweep.
@@ -107,13 +109,14 @@ func WriteSweep(dir string, s Sweep) ([]string, error) {
 var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.S.Scenario}} sweep — simrun</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>` + PageStyle + `.bad{color:#d62728;font-weight:bold}</style>` + SelfCheck + `</head>
-<body data-sections="summary verdicts distributions failures reproduce parameters">
+<style>` + PageStyle + CoverageStyle + `.bad{color:#d62728;font-weight:bold}</style>` + SelfCheck + `</head>
+<body data-sections="summary verdicts distributions failures reproduce parameters{{if .S.Coverage}} coverage{{end}}">
 <h1>Sweep of {{.S.Scenario}}, seeds {{.S.Seeds}}</h1>
 <section id="summary"><p>{{.S.Runs}} seeds: {{.S.Failed}} failed.</p></section>
 <section id="verdicts"><h2>Verdicts</h2>
 <table><tr><th>worst verdict</th><th>seeds</th></tr>{{range .S.ByClass}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>{{end}}</table>
 {{with .S.ByProperty}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}</section>
+{{with .S.Coverage}}<section id="coverage"><h2>Rule coverage</h2><p class="muted">Runs that reached each rule of the protocol's rule map (shaded by the share of runs), unreached rules first; and what each property judged over the passing runs.</p>{{.HTML}}</section>{{end}}
 <section id="distributions"><h2>Across seeds</h2>
 <table><tr><th>measure</th><th>seeds</th><th>mean</th><th>sd</th><th>median</th><th>p95</th><th>min</th><th>max</th></tr>
 {{range .Hists}}<tr><td>{{.Name}}{{if .Unit}} ({{.Unit}}){{end}}</td><td>{{.N}}</td><td>{{printf "%.4g" .Mean}}</td><td>{{printf "%.4g" .SD}}</td><td>{{printf "%.4g" .P50}}</td><td>{{printf "%.4g" .P95}}</td><td>{{printf "%.4g" .Min}}</td><td>{{printf "%.4g" .Max}}</td></tr>{{end}}</table>

@@ -208,8 +208,12 @@ func (c *Coverage) WriteText(w io.Writer) error {
 		fmt.Fprintf(ew, "rule coverage: the protocol declares no rule map\n")
 	} else {
 		un := c.Unreached()
+		u := unit
+		if c.Total == 1 {
+			u = strings.TrimSuffix(unit, "s")
+		}
 		fmt.Fprintf(ew, "rule coverage (%s, over %d %s): %d of %d branched rules reached\n",
-			c.Protocol, c.Total, unit, c.branched()-len(un), c.branched())
+			c.Protocol, c.Total, u, c.branched()-len(un), c.branched())
 	}
 	rows := slices.Clone(c.Rules)
 	slices.SortStableFunc(rows, func(a, b RuleCoverage) int { return rank(a) - rank(b) })

@@ -143,6 +143,7 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 					}
 					seen[id{a.Client, a.Seq}] = o.Time
 				}
+				r.Count(len(seen), 0)
 				return nil
 			},
 		},
@@ -158,6 +159,7 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 				for _, a := range checker.Values[demo.Applied](r.History(), "applied") {
 					applied[id{a.Client, a.Seq}] = a.Value
 				}
+				n := 0
 				for _, ret := range checker.Values[demo.Return](r.History(), "return") {
 					v, ok := applied[id{ret.Client, ret.Seq}]
 					if !ok {
@@ -166,7 +168,9 @@ func DemoProperties(bound time.Duration, clients int) []checker.Property {
 					if v != ret.Value {
 						return fmt.Errorf("%s got %d for request %d, server computed %d", r.Final[ret.Client].Name, ret.Value, ret.Seq, v)
 					}
+					n++
 				}
+				r.Count(n, 0)
 				return nil
 			},
 		},

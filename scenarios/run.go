@@ -175,12 +175,13 @@ func Run(sc *Scenario, o Options) (*Report, error) {
 	st := setup.Faults.Settled()
 	run := &checker.Run{Result: res, Scenario: sc.Name, Settled: st.At, Down: st.Down, Split: st.Split, ArtifactDir: o.ArtifactDir, Visualize: o.Visualize}
 	vs := checker.Evaluate(run, setup.Properties)
+	checker.Expect(vs, setup.Expected)
 	repro := Repro(sc.Name, o.Seed, ps.NonDefault(), o.FaultsFile)
 	for i := range vs {
 		vs[i].Scenario, vs[i].Seed, vs[i].Repro = sc.Name, o.Seed, repro
 	}
 	w := checker.Worst(vs)
-	if !w.Failed() {
+	if w.Class == checker.OK {
 		w = checker.Verdict{Class: checker.OK, Property: "all", Scenario: sc.Name, Seed: o.Seed, Repro: repro}
 	}
 	rep := &Report{

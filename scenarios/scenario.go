@@ -51,6 +51,10 @@ type Setup struct {
 	Stop func(k *sim.Kernel) bool
 	// Properties are checked on every run.
 	Properties []checker.Property
+	// Expected names the properties this scenario expects to be violated, with why
+	// (it breaks an assumption they rest on): their safety and liveness violations
+	// become Expected verdicts, counted but not failures.
+	Expected map[string]string
 	// Metrics returns protocol-specific metrics for the JSON report (optional).
 	Metrics func(r *sim.Result) any
 	// Summary, when set, is text the scenario prints after the verdicts (a table of

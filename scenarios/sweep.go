@@ -56,6 +56,9 @@ type SweepOptions struct {
 	Interrupt *atomic.Bool
 	// Coverage counts the rules every run covers (SweepResult.Coverage).
 	Coverage bool
+	// Guided runs a guided sweep (guided.go): as many runs as seeds, half of them
+	// mutations of runs that reached something new. Coverage is always on.
+	Guided bool
 }
 
 // SeedRange is an inclusive range of seeds.
@@ -97,6 +100,8 @@ type ClassCounts struct {
 	Liveness int64 `json:"liveness"`
 	Bound    int64 `json:"bound"`
 	Unknown  int64 `json:"unknown"`
+	// Expected counts violations the scenario declares expected (Setup.Expected).
+	Expected int64 `json:"expected,omitempty"`
 	OK       int64 `json:"ok"`
 	// Checked sums, over the passing runs whose verdict says how many items it checked
 	// ("12 checked", "8 completed agents checked, …"), those numbers; Counted is how
@@ -130,6 +135,8 @@ func (c *ClassCounts) slot(cl checker.Class) *int64 {
 		return &c.Bound
 	case checker.Unknown:
 		return &c.Unknown
+	case checker.Expected:
+		return &c.Expected
 	case checker.OK:
 		return &c.OK
 	}
@@ -190,6 +197,10 @@ type SweepResult struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Coverage is the sweep's rule and property coverage (SweepOptions.Coverage).
 	Coverage *Coverage `json:"coverage,omitempty"`
+	// Guided says the sweep was guided; GuidedStats is what it learned (not merged:
+	// each shard keeps its own corpus).
+	Guided      bool         `json:"guided,omitempty"`
+	GuidedStats *GuidedStats `json:"guided_stats,omitempty"`
 }
 
 // Passed reports whether every seed passed.
@@ -303,6 +314,15 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 		return nil, err
 	}
 
+	if o.Guided {
+		st, err := guidedSweep(sc, o, res, run, limit)
+		if err != nil {
+			return nil, err
+		}
+		res.Guided, res.GuidedStats = true, st
+		res.Interrupted = o.Interrupt != nil && o.Interrupt.Load() && uint64(res.Runs) < run.Len()
+		return res, nil
+	}
 	workers := o.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -485,6 +505,8 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 			return nil, inputErr("merge: %s: shard %v does not match %s's shard count", name(i), p.Shard, name(0))
 		case p.Shard.Index < 1 || p.Shard.Index > p.Shard.Count:
 			return nil, inputErr("merge: %s: invalid shard %v", name(i), p.Shard)
+		case p.Guided != first.Guided:
+			return nil, inputErr("merge: %s is a guided sweep and %s is not (or the other way round)", name(i), name(0))
 		case p.FailureLimit != first.FailureLimit || p.FailureLimit < 1:
 			return nil, inputErr("merge: %s: failure limit %d, but %s has %d", name(i), p.FailureLimit, name(0), first.FailureLimit)
 		}
@@ -499,7 +521,7 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 		if p.Runs != int64(want) {
 			return nil, inputErr("merge: %s: %d runs, but shard %v of %v holds %d seeds (an incomplete or edited file)", name(i), p.Runs, p.Shard, p.Seeds, want)
 		}
-		if p.ByClass.Total() != p.Runs || p.Failed != p.Runs-p.ByClass.OK {
+		if p.ByClass.Total() != p.Runs || p.Failed != p.Runs-p.ByClass.OK-p.ByClass.Expected || p.Failed < 0 {
 			return nil, inputErr("merge: %s: verdict counts do not add up to its %d runs (an edited file)", name(i), p.Runs)
 		}
 	}
@@ -519,6 +541,7 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 	res := &SweepResult{
 		Format: SweepFormat, Scenario: first.Scenario, Params: first.Params, Seeds: first.Seeds,
 		ByProperty: map[string]*ClassCounts{}, FailureLimit: first.FailureLimit, Failures: []checker.Verdict{},
+		Guided: first.Guided,
 	}
 	for _, p := range parts {
 		byProp := p.ByProperty
@@ -627,11 +650,28 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 	if nd := nonDefaultParams(r); nd != "" {
 		fmt.Fprintf(&b, "params    %s\n", nd)
 	}
-	fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed\n", r.Runs, r.Runs-r.Failed, r.Failed)
+	if r.ByClass.Expected > 0 {
+		fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed, %d with only expected violations (the scenario breaks an assumption; see the property details)\n",
+			r.Runs, r.Runs-r.Failed-r.ByClass.Expected, r.Failed, r.ByClass.Expected)
+	} else {
+		fmt.Fprintf(&b, "runs      %d seeds: %d passed, %d failed\n", r.Runs, r.Runs-r.Failed, r.Failed)
+	}
 	if r.Interrupted {
 		fmt.Fprintf(&b, "interrupted: only the first %d seeds of the range ran (a partial result)\n", r.Runs)
 	}
 	fmt.Fprintf(&b, "totals    %d events, %d messages\n", r.Events, r.Messages)
+	if g := r.GuidedStats; g != nil {
+		first := "no failure"
+		if g.FirstFailure > 0 {
+			first = fmt.Sprintf("first failure at run %d", g.FirstFailure)
+		}
+		feats := 0
+		if len(g.Features) > 0 {
+			feats = g.Features[len(g.Features)-1]
+		}
+		fmt.Fprintf(&b, "guided    %d of %d runs mutated from a corpus of %d runs that reached something new; %d features; %s\n",
+			g.Mutated, r.Runs, g.Corpus, feats, first)
+	}
 	fmt.Fprintln(&b, "seeds by worst verdict")
 	for _, cl := range checker.Classes {
 		if n := r.ByClass.Get(cl); n > 0 || cl == checker.OK {
@@ -646,16 +686,20 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 			width = max(width, len(p))
 		}
 		slices.Sort(props)
+		// The expected column appears only in sweeps that have expected violations.
+		classes := slices.DeleteFunc(slices.Clone(checker.Classes), func(cl checker.Class) bool {
+			return cl == checker.Expected && r.ByClass.Expected == 0
+		})
 		fmt.Fprintln(&b, "verdicts per property (checked: items the passing runs checked, summed, where the property counts them)")
 		fmt.Fprintf(&b, "  %-*s", width, "property")
-		for _, cl := range checker.Classes {
+		for _, cl := range classes {
 			fmt.Fprintf(&b, " %8s", cl)
 		}
 		fmt.Fprintf(&b, " %9s\n", "checked")
 		for _, p := range props {
 			c := r.ByProperty[p]
 			fmt.Fprintf(&b, "  %-*s", width, p)
-			for _, cl := range checker.Classes {
+			for _, cl := range classes {
 				fmt.Fprintf(&b, " %8d", c.Get(cl))
 			}
 			if c.Counted > 0 {

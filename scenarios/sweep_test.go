@@ -42,6 +42,22 @@ func init() {
 		Name: "test/forgetful", Help: "demo with a server that forgets retried requests (broken on purpose)",
 		Params: sc.Params, Build: scenarios.DemoBuild(scenarios.DemoFaults, sim.Network{}, forgetfulSystem),
 	})
+	// The same broken server, in a scenario that declares the at-most-once and
+	// linearizability violations expected (as an outside-the-model scenario would).
+	forgetfulBuild := scenarios.DemoBuild(scenarios.DemoFaults, sim.Network{}, forgetfulSystem)
+	scenarios.Register(&scenarios.Scenario{
+		Name: "test/forgetful-expected", Help: "test/forgetful with its violations declared expected",
+		Params: sc.Params, Build: func(b *scenarios.Build) (*scenarios.Setup, error) {
+			st, err := forgetfulBuild(b)
+			if err == nil {
+				st.Expected = map[string]string{
+					"demo/at-most-once": "the server forgets retried requests", "demo/linearizable": "so do its replies",
+					"demo/replies-match": "and its replies",
+				}
+			}
+			return st, err
+		},
+	})
 	scenarios.Register(&scenarios.Scenario{
 		Name: "test/experiment", Help: "an experiment",
 		Experiment: func(*scenarios.Exp) ([]*reports.Table, error) { return nil, nil },
@@ -272,4 +288,40 @@ func TestSweepInterrupt(t *testing.T) {
 	if _, err := scenarios.MergeSweeps([]*scenarios.SweepResult{res}, nil); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("merge of an interrupted sweep: %v", err)
 	}
+}
+
+// Violations a scenario declares expected are counted apart and are not failures: the
+// sweep passes, says how many runs had only expected violations, and keeps the other
+// classes (a bound, a crash) as failures.
+func TestExpectedViolations(t *testing.T) {
+	res := sweep(t, scenarios.SweepOptions{Scenario: "test/forgetful-expected", From: 1, To: 40})
+	if res.Failed != 0 || res.ByClass.Expected == 0 || !res.Passed() {
+		t.Fatalf("failed %d, expected %d: the declared violations should pass as expected", res.Failed, res.ByClass.Expected)
+	}
+	if res.ByProperty["demo/at-most-once"].Expected == 0 || res.ByProperty["demo/completes"].Expected != 0 {
+		t.Fatalf("per property: %+v %+v", res.ByProperty["demo/at-most-once"], res.ByProperty["demo/completes"])
+	}
+	var b strings.Builder
+	if err := res.WriteSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "with only expected violations") || !strings.Contains(b.String(), " expected ") {
+		t.Fatalf("summary does not show the expected violations:\n%s", b.String())
+	}
+	rep, err := scenarios.Run(mustLookup(t, "test/forgetful-expected"), scenarios.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed() || rep.Verdict.Class != checker.Expected || !strings.Contains(rep.Verdict.Detail, "expected here (the server forgets retried requests)") {
+		t.Fatalf("run verdict %v: want an expected violation that says why", rep.Verdict)
+	}
+}
+
+func mustLookup(t *testing.T, name string) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }

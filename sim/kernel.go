@@ -119,6 +119,8 @@ type nodeRT struct {
 	group  int32
 	// crashSend is 1 + the index of the FaultCrashSend armed on the node (0: none).
 	crashSend int32
+	// lastIn is a hash of the last input the node handled (coverage features).
+	lastIn uint64
 }
 
 type link struct {
@@ -559,8 +561,42 @@ func (k *Kernel) safeCall(node Node, n NodeID, in Input, rec *TraceRecord) (ok b
 	k.apply(n, in.Now, rec)
 	if k.cov != nil {
 		k.cov.Add(k.out.cover)
+		k.feature(n, in)
 	}
 	return true
+}
+
+// feature records, with coverage on, the shape of one handler call: the node, the
+// input it handled before and this input (message kinds, timer names, start and
+// restart), and the rules the call covered — a happens-before summary of the run
+// in the small that guided sweeps use to tell a run that did something new.
+func (k *Kernel) feature(n NodeID, in Input) {
+	rt := &k.nodes[n]
+	h := uint64(in.Kind)
+	switch in.Kind {
+	case Receive:
+		h = Mix64(h ^ hashString(in.Msg.Kind()))
+		if in.From == Env {
+			h = Mix64(h ^ 0x656e76)
+		}
+	case Timeout:
+		h = Mix64(h ^ hashString(string(in.Timer)))
+	}
+	f := Mix64(uint64(n)<<32 ^ rt.lastIn ^ Mix64(h))
+	for _, id := range k.out.cover {
+		f = Mix64(f ^ uint64(id+1))
+	}
+	k.cov.Features[f] = struct{}{}
+	rt.lastIn = h
+}
+
+func hashString(s string) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 0x100000001b3
+	}
+	return h
 }
 
 func (k *Kernel) tracePanic(n NodeID) {

@@ -144,10 +144,16 @@ func NumRules() int {
 // The zero value counts nothing; NewCoverage sizes one for every declared rule.
 type Coverage struct {
 	Fired []int64
+	// Features (simulator runs) are hashes of the shapes of the run's handler calls:
+	// a node, the input it handled before and this input, and the rules the call
+	// covered. A run with a feature no earlier run had did something new.
+	Features map[uint64]struct{}
 }
 
 // NewCoverage returns an empty count for every rule declared so far.
-func NewCoverage() *Coverage { return &Coverage{Fired: make([]int64, NumRules())} }
+func NewCoverage() *Coverage {
+	return &Coverage{Fired: make([]int64, NumRules()), Features: map[uint64]struct{}{}}
+}
 
 // Add counts the rules of one handler call (Outbox.Covered).
 func (c *Coverage) Add(ids []int32) {
