@@ -121,7 +121,7 @@ func testBounds() bounds {
 	if testing.Short() {
 		return bounds{seeds: 20, states: 50_000, short: true}
 	}
-	return bounds{seeds: 200, states: 400_000}
+	return bounds{seeds: 100, states: 200_000}
 }
 
 var (
