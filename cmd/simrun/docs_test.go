@@ -529,7 +529,7 @@ func TestCIRunsTheReadmeTestCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile("(?m)^go test \\./\\.\\.\\. +# the whole suite, what CI runs").Match(readme) {
+	if !regexp.MustCompile(`(?m)^go test \./\.\.\. +# the whole suite, what CI runs`).Match(readme) {
 		t.Fatal("the README does not show `go test ./...` as the whole suite CI runs")
 	}
 	for _, want := range []string{"\ngo test ./...\n", "gofmt -l", "go vet ./...", "staticcheck", "cd examples/quorum"} {
