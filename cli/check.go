@@ -490,7 +490,8 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 		fmt.Fprintf(w, "liveness  eventually-properties checked on finite and infinite paths (%s), product graph %d states\n", fairness, res.ProductStates)
 	}
 	fmt.Fprintf(w, "states    %d distinct, %d generated, depth %d\n", res.Distinct, res.Total, res.Depth)
-	fmt.Fprintf(w, "time      %.3fs, %.0f states/s, peak RSS %.1f MiB\n", res.Seconds, res.StatesPerSec, float64(res.PeakRSS)/(1<<20))
+	fmt.Fprintf(w, "time      %.3fs, %.0f states/s; CPU %.2fs, %.0f states per CPU-second; peak RSS %.1f MiB\n",
+		res.Seconds, res.StatesPerSec, res.CPUSeconds, res.StatesPerCPUSec, float64(res.PeakRSS)/(1<<20))
 	coll := fmt.Sprintf("fingerprint collision probability %.2g (TLC's estimate)", res.Collision)
 	if res.Collision == 0 && res.Distinct > 0 {
 		coll = "fingerprint collisions: none possible or none estimated"

@@ -31,6 +31,10 @@ type Scenario struct {
 	// Experiment runs many runs and returns tables (printed, and written as CSV with
 	// --out DIR).
 	Experiment func(x *Exp) ([]*reports.Table, error)
+	// Bugs lists the planted broken variants the scenario runs with -p bug=NAME (the
+	// default "none" left out): the measurements of the checks (guided against uniform
+	// sweeps, shrinking) run every one of them.
+	Bugs []string
 }
 
 // Setup is one run, ready to go.
