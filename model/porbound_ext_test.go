@@ -18,7 +18,7 @@ var porboundFull = flag.Bool("porbound.full", false, "TestPORBound: also the ful
 // Issue 14, item 3: what partial-order reduction could cut from the shipped actor
 // models. PORBound explores each model's whole graph and then the persistent-set search
 // an oracle that knows every future would run (see its doc): the cut it reports is
-// what simrun's README gives as the reason it offers no reduction ("Not offered"). The
+// what docs/model-checker.md gives as the reason it offers no reduction ("Not offered"). The
 // counts are pinned. Every end state of the full graph (no successor, not cut off by a
 // bound) must be reached by the oracle's search, as Godefroid's theorem says of a sound
 // persistent-set search: necessary, not sufficient, so a dependency the oracle misses

@@ -1,4 +1,4 @@
-// Command screenshot takes a PNG of simrun explore's page, for the README:
+// Command screenshot takes a PNG of simrun explore's page, for the README and docs/:
 //
 //	go run ./cmd/simrun check exactlyonce -p bug=put-on-prepare --trace /tmp/cex.jsonl
 //	go run ./internal/screenshot -o docs/figures/explore.png /tmp/cex.jsonl '#step=5'
