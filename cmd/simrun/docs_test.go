@@ -173,27 +173,23 @@ func smallExperiment(name, cmd string) string {
 	return add
 }
 
-// tools builds the binaries the documented commands call: simrun (with
+// buildTools builds the binaries the documented commands call into dir: simrun (with
 // -buildvcs=false, as a source archive would build it), the outside-user example and
-// the mutation tool. It is built once per test binary.
-var tools = sync.OnceValues(func() (string, error) {
-	bin, err := os.MkdirTemp("", "simrun-doc-bin-")
-	if err != nil {
-		return "", err
-	}
+// the mutation tool.
+func buildTools(dir string) error {
 	for _, b := range []struct{ dir, out, pkg string }{
 		{".", "simrun", "."},
 		{filepath.Join(repoRoot, "examples", "quorum"), "quorum", "./cmd/quorum"},
 		{repoRoot, "mutate", "./internal/mutate"},
 	} {
-		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(bin, b.out), b.pkg)
+		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, b.out), b.pkg)
 		cmd.Dir = b.dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+			return fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
 		}
 	}
-	return bin, nil
-})
+	return nil
+}
 
 // TestDocCommands (issue 16 item 6; issue 33): every command the README and the pages
 // under docs/ show works as written, within work bounds instead of a clock (see
@@ -208,8 +204,8 @@ func TestDocCommands(t *testing.T) {
 	if len(cmds) < 60 {
 		t.Fatalf("found %d commands in the README and docs/; the extraction is broken", len(cmds))
 	}
-	bin, err := tools()
-	if err != nil {
+	bin := t.TempDir()
+	if err := buildTools(bin); err != nil {
 		t.Fatal(err)
 	}
 	root, _ := filepath.Abs(repoRoot)
