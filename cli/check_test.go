@@ -82,6 +82,20 @@ func init() {
 		},
 	})
 	model.Register(model.Model{
+		Name: "test/never",
+		Help: "test/flip asked for a state it never reaches (test only)",
+		Build: func(p *model.Params) (model.System, error) {
+			return &model.Actors{
+				Nodes:  []sim.NodeSpec{{Name: "f", New: func() sim.Node { return &flip{} }}},
+				Inject: []model.Injection{{To: 0, Msg: stop{}}},
+				Properties: []model.Property[*model.State]{model.Sometimes("never stored", func(s *model.State) bool {
+					_, ok := s.Stable(0).Peek("never")
+					return ok
+				})},
+			}, nil
+		},
+	})
+	model.Register(model.Model{
 		Name: "test/forgetful-2pc",
 		Help: "2PC whose coordinator forgets to log its decision (test only)",
 		Build: func(p *model.Params) (model.System, error) {
@@ -223,12 +237,17 @@ func TestCheckFairCycles(t *testing.T) {
 }
 
 func TestCheckUnwitnessedSometimes(t *testing.T) {
-	code, j, errs := checkJSONOut(t, "2pc", "-p", "crashes=0", "--json")
-	if code != 1 || j.Violation == nil || *j.Violation != "blocked" || j.Trace != nil {
+	code, j, errs := checkJSONOut(t, "test/never", "--json")
+	if code != 1 || j.Violation == nil || *j.Violation != "never stored" || j.Trace != nil {
 		t.Fatalf("exit %d %+v", code, j)
 	}
 	if !strings.Contains(errs, "no reachable state satisfies it") {
 		t.Fatalf("stderr %q", errs)
+	}
+	// Issue 33: 2PC without crashes has no blocking state, and the model does not ask
+	// for a witness there.
+	if code, j, errs := checkJSONOut(t, "2pc", "-p", "crashes=0", "--json"); code != 0 || j.Violation != nil {
+		t.Fatalf("2pc -p crashes=0: exit %d %+v %s", code, j, errs)
 	}
 }
 
@@ -253,7 +272,7 @@ func TestCheckBoundReached(t *testing.T) {
 	// A Boundary (maxflight) that cut paths before an eventually-property held leaves
 	// it undecided: exit 4 with the reason, never "holds" (a reviewer found exit 0).
 	code, out, errs = cli(t, "check", "winkowski", "-p", "bug=silent-release", "-p", "maxflight=1")
-	if code != 4 || !strings.Contains(out, "all tasks done: unknown (the search stopped at") || !strings.Contains(errs, "1 of 7 properties undecided (all tasks done)") {
+	if code != 4 || !strings.Contains(out, "all tasks done: unknown (the search stopped at") || !strings.Contains(errs, "1 of 8 properties undecided (all tasks done)") {
 		t.Fatalf("boundary: exit %d\n%s\n%s", code, out, errs)
 	}
 	// A complete search exits 0.

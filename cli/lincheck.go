@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/simrun-dev/simrun/checker"
 	"github.com/simrun-dev/simrun/histories"
 	"github.com/simrun-dev/simrun/internal/inputfile"
 )
@@ -62,6 +64,9 @@ func cmdLincheck(e *env, args []string) error {
 	case res.Err != nil:
 		return fmt.Errorf("lincheck: %v", res.Err)
 	case res.Result == porcupine.Ok:
+		if res.Ops <= explainMax {
+			explain(e, *modelName, evs, ops, *timeout)
+		}
 		fmt.Fprintln(e.stdout, "verdict   linearizable")
 		return nil
 	case res.Result == porcupine.Unknown:
@@ -84,4 +89,36 @@ func cmdLincheck(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "verdict   %s\n", msg)
 	return violated("lincheck: %s: %s", pos[0], msg)
+}
+
+// explainMax is the most operations a linearizable history may have for lincheck to
+// print the order that explains it (a longer order explains nothing to a reader).
+const explainMax = 20
+
+// explain prints a linearization: the order in which the operations can have taken
+// effect, each with the model's state after it, and where each came from (process,
+// line); a pending operation is placed where it took effect, if it did.
+func explain(e *env, model string, evs []histories.Event, ops []checker.Operation, timeout time.Duration) {
+	steps, ok := histories.Explain(model, ops, timeout)
+	if !ok {
+		return
+	}
+	fmt.Fprintln(e.stdout, "order     an order the operations can have taken effect in, with the state after each:")
+	width, keys := 0, map[string]bool{}
+	for _, s := range steps {
+		width = max(width, utf8.RuneCountInString(s.Does))
+		keys[s.Key] = true
+	}
+	for i, s := range steps {
+		key := ""
+		if len(keys) > 1 {
+			key = fmt.Sprintf("key %q: ", s.Key)
+		}
+		from := fmt.Sprintf("process %d, line %d", s.Op.Client, evs[s.Op.Call].Line)
+		if s.Op.Pending {
+			from += ": pending (it never returned), took effect here"
+		}
+		pad := strings.Repeat(" ", width-utf8.RuneCountInString(s.Does))
+		fmt.Fprintf(e.stdout, "  %2d. %s%s%s   state %s   %s\n", i+1, key, s.Does, pad, s.State, from)
+	}
 }

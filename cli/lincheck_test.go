@@ -59,3 +59,17 @@ func TestLincheckUndecided(t *testing.T) {
 		t.Fatalf("exit %d %s %s", code, stdout, errs)
 	}
 }
+
+// Issue 33: the example history's docs promise "a pending cas explains the read of 5":
+// lincheck prints the order that explains it.
+func TestLincheckExplainsTheOrder(t *testing.T) {
+	code, out, errs := cli(t, "lincheck", "../docs/history-example.jsonl", "--model", "cas-register")
+	want := "order     an order the operations can have taken effect in, with the state after each:\n" +
+		"   1. write(1)       state 1   process 0, line 1\n" +
+		"   2. cas(1 5) → ?   state 5   process 2, line 4: pending (it never returned), took effect here\n" +
+		"   3. read() → 5     state 5   process 1, line 3\n" +
+		"verdict   linearizable\n"
+	if code != 0 || !strings.HasSuffix(out, want) {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+}

@@ -19,7 +19,8 @@
 // outside project built this way.
 //
 //	simrun                      run the built-in scenario suite on seed 1
-//	simrun list                 list scenarios
+//	simrun list                 list scenarios (--suite, --experiments)
+//	simrun describe NAME        a scenario's, experiment's or model's text and parameters
 //	simrun run SCENARIO         run one scenario (--seed, --trace, --faults, -p, --format)
 //	simrun replay FILE          re-execute a trace and compare it line by line
 //	simrun explore FILE|MODEL   step through a trace or browse a state space in the browser
@@ -38,9 +39,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
-	"runtime/debug"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -86,6 +84,9 @@ type env struct {
 	stdout, stderr io.Writer
 	// tty reports whether stderr is a terminal (progress lines only then).
 	tty bool
+	// width is the terminal's width in columns when stdout is one, else 0 (listings
+	// are cut to 80 columns then).
+	width int
 }
 
 // exitError carries an exit code and a one-line message.
@@ -117,7 +118,7 @@ func Main() int {
 		tty = true
 	}
 	scenarios.TuneGC()
-	return runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty}, os.Args[1:])
+	return runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty, width: termWidth(os.Stdout)}, os.Args[1:])
 }
 
 // Run runs the command line on args (without the program name), writing to stdout and
@@ -202,34 +203,6 @@ func commandNames() []string {
 	}
 	sort.Strings(ns)
 	return ns
-}
-
-// version describes the binary: the module version (v… when installed from a tagged
-// release, "(devel)" when built from a checkout), the commit when the build recorded
-// it, and the Go release. Trace headers do not depend on it.
-func version() string {
-	v, rev, dirty := "(devel)", "", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-	}
-	out := "simrun " + v
-	if rev != "" {
-		out += " " + rev[:min(12, len(rev))]
-		if dirty {
-			out += "+dirty"
-		}
-	}
-	return out + " " + runtime.Version()
 }
 
 func overview(w io.Writer) {
@@ -347,44 +320,6 @@ func exactlyArgs(c *command, pos []string, n int) error {
 			return usageErr("%s: missing argument (usage: simrun %s %s)", c.name, c.name, c.args)
 		}
 		return usageErr("%s: unexpected argument %q (usage: simrun %s %s)", c.name, pos[n], c.name, c.args)
-	}
-	return nil
-}
-
-func init() {
-	register(&command{name: "list", args: "", short: "list scenarios, one per line (name first)", run: cmdList,
-		long: "Tags: [suite] marks the scenarios 'simrun' runs with no arguments (its table shows the\nsuite only); [experiment] marks scenarios that make many runs and print tables (with\n--out DIR they write them); untagged scenarios are single runs for 'simrun run' and\n'simrun sweep'."})
-}
-
-func cmdList(e *env, args []string) error {
-	c := commands["list"]
-	fs := newFlags(e, c)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := exactlyArgs(c, pos, 0); err != nil {
-		return err
-	}
-	all := scenarios.All()
-	width := 0
-	for _, s := range all {
-		width = max(width, len(s.Name))
-	}
-	for _, s := range all {
-		tags := []string{}
-		if s.Experiment != nil {
-			tags = append(tags, "experiment")
-		}
-		if s.Suite {
-			tags = append(tags, "suite")
-		}
-		slices.Sort(tags)
-		t := ""
-		if len(tags) > 0 {
-			t = " [" + strings.Join(tags, ",") + "]"
-		}
-		fmt.Fprintf(e.stdout, "%-*s  %s%s\n", width, s.Name, s.Help, t)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -300,13 +301,30 @@ func TestOutputErrors(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, arg := range []string{"--version", "version"} {
 		code, out, _ := cli(t, arg)
-		if code != 0 || !strings.HasPrefix(out, "simrun ") || !strings.Contains(out, "go1.") || strings.Count(out, "\n") != 1 {
+		// A test binary carries no VCS information, like a -buildvcs=false build: the
+		// version still names one (issue 33: it printed "(devel)").
+		if code != 0 || !strings.HasPrefix(out, "simrun "+Version+" ") || !strings.Contains(out, "go1.") || strings.Count(out, "\n") != 1 {
 			t.Fatalf("%s: exit %d %q", arg, code, out)
 		}
 		// an extra argument is a usage error, not ignored
 		if code, out, errs := cli(t, arg, "extra"); code != 2 || out != "" || !strings.Contains(errs, "takes no arguments") {
 			t.Fatalf("%s extra: exit %d %q %q", arg, code, out, errs)
 		}
+	}
+}
+
+func TestDescribeBuild(t *testing.T) {
+	bi := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}
+	if got := describeBuild(bi, true); !strings.HasPrefix(got, "simrun "+Version+" 0123456789ab+dirty go1.") {
+		t.Fatalf("checkout build: %q", got)
+	}
+	bi = &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261127000000-0123456789ab"}}
+	if got := describeBuild(bi, true); !strings.HasPrefix(got, "simrun "+Version+" (module v0.0.0-20261127000000-0123456789ab) go1.") {
+		t.Fatalf("go install @latest: %q", got)
+	}
+	if got := describeBuild(nil, false); !strings.HasPrefix(got, "simrun "+Version+" go1.") {
+		t.Fatalf("no build information: %q", got)
 	}
 }
 
@@ -434,5 +452,13 @@ func TestReports(t *testing.T) {
 		if code, _, errs := cli(t, args...); code != 2 || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d %q", args, code, errs)
 		}
+	}
+}
+
+// `run -h` called --out "CSV tables"; it writes figures and an index page too.
+func TestRunHelpSaysWhatOutWrites(t *testing.T) {
+	code, out, _ := cli(t, "run", "-h")
+	if code != 0 || !strings.Contains(out, "figures as PNG and SVG, and DIR/index.html") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

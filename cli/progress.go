@@ -52,7 +52,9 @@ func newTicker(e *env, cmd, mode string) (*ticker, error) {
 	if t.live {
 		t.every = 100 * time.Millisecond
 	}
-	t.last = t.start // the first plain line comes after one interval
+	if !t.live {
+		t.last = t.start // the first plain line comes after one interval; a live one at once
+	}
 	return t, nil
 }
 

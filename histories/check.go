@@ -2,6 +2,8 @@ package histories
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -288,4 +290,67 @@ func Model(name string) porcupine.Model {
 // Check checks operations against a model within timeout (partitioned by key).
 func Check(model string, ops []checker.Operation, timeout time.Duration) checker.LinResult {
 	return checker.CheckLinearizableKeyed(func(string) porcupine.Model { return Model(model) }, ops, timeout)
+}
+
+// Step is one operation of a linearization: the operation, in the model's words with
+// its result, and the model's state once it took effect.
+type Step struct {
+	Key   string
+	Op    checker.Operation
+	Does  string
+	State string
+}
+
+// Explain returns a linearization of a linearizable history: key by key (in sorted
+// order), an order in which the operations can have taken effect that the model
+// accepts and that respects real time — pending operations included, at the point
+// where they took effect. ok is false when the history is not linearizable or was not
+// decided within timeout. It searches with porcupine's bookkeeping for visualization,
+// so it is meant for the small histories a reader wants explained.
+func Explain(model string, ops []checker.Operation, timeout time.Duration) (steps []Step, ok bool) {
+	byKey := map[string][]checker.Operation{}
+	var keys []string
+	for _, o := range ops {
+		if _, seen := byKey[o.Key]; !seen {
+			keys = append(keys, o.Key)
+		}
+		byKey[o.Key] = append(byKey[o.Key], o)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m := Model(model)
+		kops := byKey[k]
+		pops := make([]porcupine.Operation, len(kops))
+		for i, o := range kops {
+			pops[i] = porcupine.Operation{ClientId: o.Client, Input: o.Input, Call: o.Call, Output: o.Output, Return: o.Return}
+			if o.Pending {
+				pops[i].Output, pops[i].Return = nil, math.MaxInt64
+			}
+		}
+		res, info := porcupine.CheckOperationsVerbose(m, pops, timeout)
+		if res != porcupine.Ok {
+			return nil, false
+		}
+		// Without a Partition function the key is one partition; of a linearizable
+		// history porcupine keeps the complete linearization.
+		var order []int
+		for _, l := range info.PartialLinearizations()[0] {
+			if len(l) > len(order) {
+				order = l
+			}
+		}
+		if len(order) != len(kops) {
+			return nil, false
+		}
+		describe := m.DescribeState
+		if describe == nil {
+			describe = func(s any) string { return fmt.Sprint(s) }
+		}
+		st := m.Init()
+		for _, i := range order {
+			_, st = m.Step(st, pops[i].Input, pops[i].Output)
+			steps = append(steps, Step{Key: k, Op: kops[i], Does: m.DescribeOperation(pops[i].Input, pops[i].Output), State: describe(st)})
+		}
+	}
+	return steps, true
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +265,45 @@ func TestMalformedRefused(t *testing.T) {
 	evs, err := Parse("h", strings.NewReader("INFO  jepsen.util - :nemesis\t:info\t:start\tnil\nINFO  jepsen.util - Relative time begins now\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n"), "")
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("nemesis and other lines: %v, %d events", err, len(evs))
+	}
+}
+
+// Explain gives, key by key, an order the model accepts: on a kv history of two keys,
+// a pending append placed before the get that saw it.
+func TestExplain(t *testing.T) {
+	h := `{"process": 0, "type": "invoke", "f": "put", "key": "a", "value": "x"}
+{"process": 0, "type": "ok", "f": "put", "key": "a", "value": "x"}
+{"process": 1, "type": "invoke", "f": "append", "key": "a", "value": "y"}
+{"process": 2, "type": "invoke", "f": "get", "key": "a", "value": null}
+{"process": 2, "type": "ok", "f": "get", "key": "a", "value": "xy"}
+{"process": 3, "type": "invoke", "f": "put", "key": "b", "value": "z"}
+{"process": 3, "type": "ok", "f": "put", "key": "b", "value": "z"}
+`
+	evs, err := Parse("h.jsonl", strings.NewReader(h), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := Operations("h.jsonl", "kv", evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, ok := Explain("kv", ops, time.Minute)
+	var got []string
+	for _, s := range steps {
+		got = append(got, s.Key+" "+s.Does+" "+s.State)
+	}
+	want := []string{`a put("x") x`, `a append("y") xy`, `a get() → "xy" xy`, `b put("z") z`}
+	if !ok || !slices.Equal(got, want) || !steps[1].Op.Pending {
+		t.Fatalf("%v %q", ok, got)
+	}
+	// not linearizable: no order
+	bad := append(ops[:0:0], ops...)
+	for i := range bad {
+		if bad[i].Input.(in).F == "get" {
+			bad[i].Output = out{Ok: true, Val: Value{Str: "q", IsS: true}}
+		}
+	}
+	if _, ok := Explain("kv", bad, time.Minute); ok {
+		t.Fatal("explained a history that is not linearizable")
 	}
 }

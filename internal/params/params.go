@@ -8,6 +8,7 @@
 package params
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -30,6 +31,8 @@ type Set struct {
 	defs []Def
 	vals map[string]string
 	err  error
+	// wants, when probing, holds what each getter read accepts (see Probe).
+	wants map[string]string
 }
 
 // New resolves overrides against defs. An unknown name is an error naming the known
@@ -88,8 +91,47 @@ func (p *Set) NonDefault() []string {
 	return out
 }
 
-// Err returns the first malformed value met by a getter.
-func (p *Set) Err() error { return p.err }
+// Err returns the first malformed value met by a getter; while probing, ErrProbe.
+func (p *Set) Err() error {
+	if p.wants != nil {
+		return ErrProbe
+	}
+	return p.err
+}
+
+// ErrProbe is what Err returns on a probing set (see Probe).
+var ErrProbe = errors.New("params: probing what the parameters accept")
+
+// Probe makes p record, for every parameter a getter reads, what that getter accepts
+// ("an integer in 1..8", in the words of its error), and makes Err return ErrProbe. A
+// Build function or an experiment reads its parameters and checks Err before it does
+// any work, so calling it on a probing set costs nothing and tells what each of its
+// parameters accepts (simrun describe); a check of its own through Reject is recorded
+// too.
+func (p *Set) Probe() { p.wants = map[string]string{} }
+
+// Wants returns what each parameter read while probing accepts, by name (nil when not
+// probing). A parameter no getter read before the first Err check is missing.
+func (p *Set) Wants() map[string]string { return maps.Clone(p.wants) }
+
+// note records, while probing, what the getter reading name accepts (the last
+// getter's words win: IntRange reads through Int).
+func (p *Set) note(name, want string) {
+	if p.wants != nil {
+		p.wants[name] = want
+	}
+}
+
+// What the getters accept, in the words of their errors.
+const (
+	wantInt      = "an integer"
+	wantFloat    = "a number in [-1e9, 1e9]"
+	wantProb     = "a probability in [0, 1]"
+	wantDuration = "a duration from 0 to 24h, such as 500ms or 2s"
+	wantPositive = "a duration from 1ms to 24h, such as 500ms or 2s"
+	wantBool     = "true or false"
+	wantList     = "a comma-separated list"
+)
 
 // raw returns a declared parameter's value; reading an undeclared one is a bug in the
 // scenario or model, not bad input, hence the panic.
@@ -112,10 +154,11 @@ func (p *Set) String(name string) string { return p.raw(name) }
 
 // Int returns the parameter as an int.
 func (p *Set) Int(name string) int {
+	p.note(name, wantInt)
 	v := p.raw(name)
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		p.fail(name, v, "an integer")
+		p.fail(name, v, wantInt)
 	}
 	return n
 }
@@ -127,19 +170,17 @@ func (p *Set) Int(name string) int {
 const MaxCount = 1_000_000
 
 // IntMin returns the parameter as an int in lo..MaxCount.
-func (p *Set) IntMin(name string, lo int) int {
-	n := p.Int(name)
-	if n < lo || n > MaxCount {
-		p.fail(name, p.raw(name), fmt.Sprintf("an integer in %d..%d", lo, MaxCount))
-	}
-	return n
-}
+func (p *Set) IntMin(name string, lo int) int { return p.IntRange(name, lo, MaxCount) }
 
 // IntRange returns the parameter as an int in [lo, hi].
 func (p *Set) IntRange(name string, lo, hi int) int {
 	n := p.Int(name)
-	if n < lo || n > hi {
-		p.fail(name, p.raw(name), fmt.Sprintf("an integer in %d..%d", lo, hi))
+	if p.wants != nil || n < lo || n > hi {
+		want := fmt.Sprintf("an integer in %d..%d", lo, hi)
+		p.note(name, want)
+		if n < lo || n > hi {
+			p.fail(name, p.raw(name), want)
+		}
 	}
 	return n
 }
@@ -149,10 +190,11 @@ const MaxFloat = 1e9
 
 // Float returns the parameter as a float64 of magnitude at most MaxFloat.
 func (p *Set) Float(name string) float64 {
+	p.note(name, wantFloat)
 	v := p.raw(name)
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.Abs(f) > MaxFloat {
-		p.fail(name, v, "a number in [-1e9, 1e9]")
+		p.fail(name, v, wantFloat)
 		return 0
 	}
 	return f
@@ -160,10 +202,11 @@ func (p *Set) Float(name string) float64 {
 
 // Prob returns the parameter as a probability in [0, 1].
 func (p *Set) Prob(name string) float64 {
+	p.note(name, wantProb)
 	v := p.raw(name)
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(f >= 0 && f <= 1) {
-		p.fail(name, v, "a probability in [0, 1]")
+		p.fail(name, v, wantProb)
 		return 0
 	}
 	return f
@@ -182,30 +225,33 @@ const MinPeriod = time.Millisecond
 // parameter is a negative duration (one made a run start its workload before time
 // zero and the protocol panic).
 func (p *Set) Duration(name string) time.Duration {
+	p.note(name, wantDuration)
 	v := p.raw(name)
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 || d > MaxDuration {
-		p.fail(name, v, "a duration from 0 to 24h, such as 500ms or 2s")
+		p.fail(name, v, wantDuration)
 	}
 	return d
 }
 
 // PositiveDuration returns the parameter as a duration in [MinPeriod, MaxDuration].
 func (p *Set) PositiveDuration(name string) time.Duration {
+	p.note(name, wantPositive)
 	v := p.raw(name)
 	d, err := time.ParseDuration(v)
 	if err != nil || d < MinPeriod || d > MaxDuration {
-		p.fail(name, v, "a duration from 1ms to 24h, such as 500ms or 2s")
+		p.fail(name, v, wantPositive)
 	}
 	return d
 }
 
 // Bool returns the parameter as a bool.
 func (p *Set) Bool(name string) bool {
+	p.note(name, wantBool)
 	v := p.raw(name)
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		p.fail(name, v, "true or false")
+		p.fail(name, v, wantBool)
 	}
 	return b
 }
@@ -213,6 +259,7 @@ func (p *Set) Bool(name string) bool {
 // List returns the parameter split on commas, blanks trimmed and empty elements
 // dropped.
 func (p *Set) List(name string) []string {
+	p.note(name, wantList)
 	var out []string
 	for _, s := range strings.Split(p.raw(name), ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -264,6 +311,7 @@ const MaxList = 100
 // listOf parses a comma-separated list with parse; an empty list, an empty element
 // ("1,,2"), a bad, repeated or 101st element records want as the error.
 func listOf[T comparable](p *Set, name, want string, parse func(string) (T, bool)) []T {
+	p.note(name, want)
 	raw := p.raw(name)
 	var out []T
 	for _, s := range strings.Split(raw, ",") {

@@ -1,6 +1,8 @@
 package params
 
 import (
+	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -153,5 +155,31 @@ func oneLine(t *testing.T, err error) {
 	t.Helper()
 	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 400 {
 		t.Fatalf("error is not one short line: %q", msg)
+	}
+}
+
+// Probe records what every getter read accepts, and Err stops the reader before any
+// work (simrun describe).
+func TestProbe(t *testing.T) {
+	p, err := New("scenario", defs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Probe()
+	p.IntRange("n", 1, 9)
+	p.PositiveDuration("d")
+	p.ProbList("p")
+	p.Bool("on")
+	if !errors.Is(p.Err(), ErrProbe) {
+		t.Fatalf("Err while probing: %v", p.Err())
+	}
+	want := map[string]string{"n": "an integer in 1..9", "d": "a duration from 1ms to 24h, such as 500ms or 2s",
+		"p": "a comma-separated list of distinct probabilities in [0, 1] (e.g. 0,0.1,0.2)", "on": "true or false"}
+	if got := p.Wants(); !maps.Equal(got, want) {
+		t.Fatalf("Wants %v", got)
+	}
+	q, _ := New("scenario", defs, nil)
+	if q.IntMin("n", 1); q.Wants() != nil || q.Err() != nil {
+		t.Fatalf("not probing: %v %v", q.Wants(), q.Err())
 	}
 }

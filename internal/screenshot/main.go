@@ -1,4 +1,4 @@
-// Command screenshot takes a PNG of simrun explore's page, for the README:
+// Command screenshot takes a PNG of simrun explore's page, for the README and docs/:
 //
 //	go run ./cmd/simrun check exactlyonce -p bug=put-on-prepare --trace /tmp/cex.jsonl
 //	go run ./internal/screenshot -o docs/figures/explore.png /tmp/cex.jsonl '#step=5'
@@ -9,7 +9,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/simrun-dev/simrun/explore"
 	"github.com/simrun-dev/simrun/internal/browsertest"
@@ -80,9 +78,9 @@ func run(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+	// No wall-clock limit: the page runs on Chromium's virtual time, and a loaded
+	// machine only makes the browser slower (Ctrl-C stops a browser that hangs).
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
 		"--user-data-dir="+tmp, "--window-size="+*size, "--virtual-time-budget=8000", "--screenshot="+abs, ts.URL+"/"+frag)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("chromium: %v\n%s", err, b)

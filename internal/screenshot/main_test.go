@@ -9,7 +9,7 @@ import (
 	"github.com/simrun-dev/simrun/internal/browsertest"
 )
 
-// The README's screenshot command works: it draws the explorer's page of a model into
+// The documented screenshot command works: it draws the explorer's page of a model into
 // a PNG that is not blank.
 func TestScreenshot(t *testing.T) {
 	browsertest.Chromium(t)
