@@ -2,12 +2,10 @@ package eoscen
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
@@ -15,6 +13,7 @@ import (
 	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
 	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/experiment"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -51,7 +50,7 @@ func init() {
 		Params: blockingRunParams,
 		Build:  buildBlockingRun,
 	})
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[point, runSummary]{
 		Name: "exactlyonce/blocking",
 		Help: "EO-P4 experiment: completion rate and time vs crash rate, simple vs extended with 0, 2, 4 observers",
 		Params: []scenarios.Param{
@@ -64,7 +63,7 @@ func init() {
 			{Name: "deadline", Default: "10s", Help: "completion deadline after launch"},
 			{Name: "workers", Default: "0", Help: "parallel runs (0: one per CPU); results never depend on it"},
 		},
-		Experiment: blockingExperiment,
+		Sweep: blockingSweep,
 	})
 }
 
@@ -173,22 +172,6 @@ type point struct {
 	proto     string
 	observers int
 	rate      float64
-}
-
-type pointResult struct {
-	runs, agents, completed int
-	times                   []time.Duration
-	safety                  int // runs with a safety (or crash) verdict: must stay 0
-	liveness                int // runs failing EO-P3 (agents the protocol should have finished)
-	messages                int64
-	perAgent                []float64 // per run: messages sent / agents accepted
-	failing                 []uint64
-	// blocked agents by cause (see blockCause)
-	noMajority, inDoubt, other int
-	// failover: from a stage's worker crashing mid-stage to the stage committing
-	// elsewhere (ms); failoverLost: such stages that never committed
-	failover     []float64
-	failoverLost int
 }
 
 // The experiment's bounds: enough for any figure, small enough that a run's setup and
@@ -359,7 +342,17 @@ func failovers(rep *scenarios.Report) (times []float64, lost int) {
 	return times, lost
 }
 
-func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+type blockingResult = experiment.Result[point, runSummary]
+
+// variant names a point's protocol configuration.
+func (pt point) variant() string {
+	if pt.proto == "extended" {
+		return fmt.Sprintf("extended, %d observers", pt.observers)
+	}
+	return "simple"
+}
+
+func blockingSweep(x *scenarios.Exp) (*experiment.Sweep[point, runSummary], error) {
 	p := x.Params
 	rates := p.ProbList("rates")
 	obs := p.IntList("observers", 0, maxGroup-1)
@@ -392,188 +385,149 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			points = append(points, point{"extended", k, r})
 		}
 	}
-	type job struct {
-		pi   int
-		seed uint64
-	}
-	results := make([]pointResult, len(points))
-	var jobs []job
-	for pi := range points {
-		for s := 1; s <= runs; s++ {
-			jobs = append(jobs, job{pi, x.Seed*1_000_003 + uint64(s)})
-		}
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	type outcome struct {
-		sum runSummary
-		err error
-	}
-	outs := make([]outcome, len(jobs))
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				pt := points[j.pi]
-				rep, err := scenarios.Run(sc, scenarios.Options{Seed: j.seed, Params: map[string]string{
-					"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
-					"agents": strconv.Itoa(agentsN), "stages": strconv.Itoa(stagesN), "work": work, "deadline": deadline,
-				}})
-				// Only the run's summary is kept: a report holds the whole history, and
-				// thousands of them outgrew memory.
-				if err == nil {
-					outs[i] = outcome{sum: summarizeRun(rep, stageNodes(stagesN, pt.observers, pt.proto == "simple"))}
-				} else {
-					outs[i] = outcome{err: err}
-				}
-				mu.Lock()
-				done++
-				if x.Progress != nil {
-					x.Progress(done, len(jobs))
-				}
-				mu.Unlock()
+	return &experiment.Sweep[point, runSummary]{
+		Points: points, Runs: runs, Workers: workers,
+		Seed: func(_ point, i int) uint64 { return x.Seed*1_000_003 + uint64(i+1) },
+		Run: func(pt point, seed uint64) (runSummary, error) {
+			rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed, Params: map[string]string{
+				"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
+				"agents": strconv.Itoa(agentsN), "stages": strconv.Itoa(stagesN), "work": work, "deadline": deadline,
+			}})
+			if err != nil {
+				return runSummary{}, err
 			}
-		}()
+			// Only the run's summary is kept: a report holds the whole history, and
+			// thousands of them outgrew memory.
+			return summarizeRun(rep, stageNodes(stagesN, pt.observers, pt.proto == "simple")), nil
+		},
+		Tables: []experiment.Table[point, runSummary]{{
+			Title: "EO-P4 blocking: completion vs crash rate",
+			Columns: []string{"protocol", "observers", "variant", "crash_rate", "runs", "agents", "completed", "completion_rate", "completion_lo", "completion_hi",
+				"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "msgs_lo", "msgs_hi", "safety_violations", "eo_p3_violations"},
+			Row: func(r *blockingResult) []any {
+				agents, completed := int(r.Sum(func(s runSummary) float64 { return float64(s.agents) })), 0
+				var times []time.Duration
+				var perAgent []float64
+				for _, s := range r.Runs {
+					completed += len(s.times)
+					times = append(times, s.times...)
+					if s.launched > 0 {
+						perAgent = append(perAgent, float64(s.messages)/float64(s.launched))
+					}
+				}
+				rate := 0.0
+				if agents > 0 {
+					rate = float64(completed) / float64(agents)
+				}
+				mean, p95 := meanP95(times)
+				w := experiment.Wilson(completed, agents)
+				pt := r.Point
+				return []any{pt.proto, pt.observers, pt.variant(), pt.rate, r.N(), agents, completed, fmt.Sprintf("%.4f", rate), fmt.Sprintf("%.4f", w.Lo), fmt.Sprintf("%.4f", w.Hi),
+					mean, p95, experiment.Mean(perAgent).Fmt("%.1f"), int(r.Sum(func(s runSummary) float64 { return float64(s.safety) })), int(r.Sum(func(s runSummary) float64 { return float64(s.liveness) }))}
+			},
+			Notes: []string{
+				fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s.", agentsN, stagesN, work, deadline),
+				"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).",
+			},
+			NotesFrom: func(rs []*blockingResult) []string {
+				var bad []string
+				for _, r := range rs {
+					var f []uint64
+					for i, s := range r.Runs {
+						for range s.safety + s.liveness {
+							f = append(f, r.Seeds[i])
+						}
+					}
+					if len(f) > 0 {
+						bad = append(bad, fmt.Sprintf("%s/%d/%g: seeds %v", r.Point.proto, r.Point.observers, r.Point.rate, f[:min(3, len(f))]))
+					}
+				}
+				if len(bad) > 0 {
+					return []string{"runs with a failed property: " + strings.Join(bad, "; ")}
+				}
+				return nil
+			},
+			Figures: []reports.Figure{
+				{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
+					Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed",
+					Caption: "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker. Bars: 95% Wilson intervals over the agents of all runs (agents of one run share crashes, so the intervals are optimistic)."},
+				{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
+					Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent",
+					Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
+			},
+		}, {Make: blockedTables(1 + len(obs))}, {Make: failoverTable(obs)}},
+	}, nil
+}
+
+// blockedTables: blocked agents by cause, one table (and figure) per variant (the first
+// variants points: the variants at the first crash rate).
+func blockedTables(variants int) func(rs []*blockingResult) ([]*reports.Table, error) {
+	return func(rs []*blockingResult) ([]*reports.Table, error) {
+		var out []*reports.Table
+		for _, v := range rs[:variants] {
+			pt := v.Point
+			slug := "simple"
+			if pt.proto == "extended" {
+				slug = fmt.Sprintf("ext%d", pt.observers)
+			}
+			bt := reports.NewTable("EO-P4 blocked agents by cause: "+pt.variant(), "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
+			for _, r := range rs {
+				if r.Point.proto != pt.proto || r.Point.observers != pt.observers {
+					continue
+				}
+				agents := int(r.Sum(func(s runSummary) float64 { return float64(s.agents) }))
+				for _, c := range []struct {
+					name string
+					n    func(s runSummary) float64
+				}{{"no majority", func(s runSummary) float64 { return float64(s.noMajority) }}, {"in doubt", func(s runSummary) float64 { return float64(s.inDoubt) }}, {"other", func(s runSummary) float64 { return float64(s.other) }}} {
+					n := int(r.Sum(c.n))
+					bt.Add(r.Point.rate, c.name, r.N(), agents, n, experiment.Wilson(n, agents).Fmt("%.4f"))
+				}
+			}
+			bt.Figures = []reports.Figure{{Name: "eo-blocked-" + slug, Title: "Agents blocked, by cause: " + pt.variant(), X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
+				Series: "cause", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents blocked",
+				Caption: "Why agents did not complete (" + pt.variant() + "): no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% Wilson intervals."}}
+			out = append(out, bt)
+		}
+		return out, nil
 	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, j := range jobs {
-		if outs[i].err != nil {
-			return nil, outs[i].err
-		}
-		sum := outs[i].sum
-		res := &results[j.pi]
-		res.runs++
-		res.agents += sum.agents
-		res.completed += len(sum.times)
-		res.times = append(res.times, sum.times...)
-		res.noMajority += sum.noMajority
-		res.inDoubt += sum.inDoubt
-		res.other += sum.other
-		res.failover = append(res.failover, sum.failover...)
-		res.failoverLost += sum.failoverLost
-		res.messages += sum.messages
-		if sum.launched > 0 {
-			res.perAgent = append(res.perAgent, float64(sum.messages)/float64(sum.launched))
-		}
-		res.safety += sum.safety
-		res.liveness += sum.liveness
-		for k := 0; k < sum.safety+sum.liveness; k++ {
-			res.failing = append(res.failing, j.seed)
-		}
-	}
-	t := reports.NewTable("EO-P4 blocking: completion vs crash rate",
-		"protocol", "observers", "variant", "crash_rate", "runs", "agents", "completed", "completion_rate", "completion_lo", "completion_hi",
-		"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "msgs_lo", "msgs_hi", "safety_violations", "eo_p3_violations")
-	t.Figures = []reports.Figure{
-		{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
-			Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed",
-			Caption: "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker. Bars: 95% Wilson intervals over the agents of all runs (agents of one run share crashes, so the intervals are optimistic)."},
-		{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
-			Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent",
-			Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
-	}
-	for pi, pt := range points {
-		r := results[pi]
-		rate := 0.0
-		if r.agents > 0 {
-			rate = float64(r.completed) / float64(r.agents)
-		}
-		mean, p95 := meanP95(r.times)
-		_, clo, chi := reports.Wilson(r.completed, r.agents)
-		perAgent, plo, phi := reports.MeanCI(r.perAgent)
-		variant := "simple"
-		if pt.proto == "extended" {
-			variant = fmt.Sprintf("extended, %d observers", pt.observers)
-		}
-		_ = rate
-		t.Add(pt.proto, pt.observers, variant, pt.rate, r.runs, r.agents, r.completed, fmt.Sprintf("%.4f", rate), fmt.Sprintf("%.4f", clo), fmt.Sprintf("%.4f", chi),
-			mean, p95, fmt.Sprintf("%.1f", perAgent), fmt.Sprintf("%.1f", plo), fmt.Sprintf("%.1f", phi), r.safety, r.liveness)
-	}
-	t.Notes = append(t.Notes,
-		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s.", agentsN, stagesN, work, deadline),
-		"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).")
-	var bad []string
-	for pi, pt := range points {
-		if f := results[pi].failing; len(f) > 0 {
-			bad = append(bad, fmt.Sprintf("%s/%d/%g: seeds %v", pt.proto, pt.observers, pt.rate, f[:min(3, len(f))]))
-		}
-	}
-	if len(bad) > 0 {
-		t.Notes = append(t.Notes, "runs with a failed property: "+strings.Join(bad, "; "))
-	}
-	tables := []*reports.Table{t}
-	// Blocked agents by cause, one table (and figure) per variant.
-	for vi, pt := range points {
-		if pt.rate != points[0].rate && vi >= len(obs)+1 {
-			break
-		}
-		if vi > len(obs) {
-			break
-		}
-		variant, slug := "simple", "simple"
-		if pt.proto == "extended" {
-			variant, slug = fmt.Sprintf("extended, %d observers", pt.observers), fmt.Sprintf("ext%d", pt.observers)
-		}
-		bt := reports.NewTable("EO-P4 blocked agents by cause: "+variant, "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
-		for pi, q := range points {
-			if q.proto != pt.proto || q.observers != pt.observers {
+}
+
+// failoverTable: failover after a worker crash, the extended protocol with observers.
+func failoverTable(obs []int) func(rs []*blockingResult) ([]*reports.Table, error) {
+	return func(rs []*blockingResult) ([]*reports.Table, error) {
+		ft := reports.NewTable("EO-P4 failover after a worker crash", "variant", "failover_ms", "fraction", "stages")
+		var fnotes []string
+		for _, k := range obs {
+			if k == 0 {
 				continue
 			}
-			r := results[pi]
-			for _, c := range []struct {
-				name string
-				n    int
-			}{{"no majority", r.noMajority}, {"in doubt", r.inDoubt}, {"other", r.other}} {
-				sh, lo, hi := reports.Wilson(c.n, r.agents)
-				bt.Add(q.rate, c.name, r.runs, r.agents, c.n, fmt.Sprintf("%.4f", sh), fmt.Sprintf("%.4f", lo), fmt.Sprintf("%.4f", hi))
+			var all []float64
+			lost := 0
+			for _, r := range rs {
+				if r.Point.proto == "extended" && r.Point.observers == k {
+					for _, s := range r.Runs {
+						all = append(all, s.failover...)
+						lost += s.failoverLost
+					}
+				}
 			}
-		}
-		bt.Figures = []reports.Figure{{Name: "eo-blocked-" + slug, Title: "Agents blocked, by cause: " + variant, X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
-			Series: "cause", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents blocked",
-			Caption: "Why agents did not complete (" + variant + "): no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% Wilson intervals."}}
-		tables = append(tables, bt)
-	}
-	// Failover after a worker crash: the extended protocol with observers.
-	ft := reports.NewTable("EO-P4 failover after a worker crash", "variant", "failover_ms", "fraction", "stages")
-	var fnotes []string
-	for _, k := range obs {
-		if k == 0 {
-			continue
-		}
-		var all []float64
-		lost := 0
-		for pi, q := range points {
-			if q.proto == "extended" && q.observers == k {
-				all = append(all, results[pi].failover...)
-				lost += results[pi].failoverLost
+			slices.Sort(all)
+			variant := fmt.Sprintf("extended, %d observers", k)
+			for i, v := range all {
+				ft.Add(variant, fmt.Sprintf("%.1f", v), fmt.Sprintf("%.4f", float64(i+1)/float64(len(all)+lost)), len(all)+lost)
 			}
+			fnotes = append(fnotes, fmt.Sprintf("%s: %d stages lost their worker mid-stage, %d of them never committed (the curve tops out below 1 by that share)", variant, len(all)+lost, lost))
 		}
-		slices.Sort(all)
-		variant := fmt.Sprintf("extended, %d observers", k)
-		for i, v := range all {
-			ft.Add(variant, fmt.Sprintf("%.1f", v), fmt.Sprintf("%.4f", float64(i+1)/float64(len(all)+lost)), len(all)+lost)
+		if len(ft.Rows) == 0 {
+			return nil, nil
 		}
-		fnotes = append(fnotes, fmt.Sprintf("%s: %d stages lost their worker mid-stage, %d of them never committed (the curve tops out below 1 by that share)", variant, len(all)+lost, lost))
-	}
-	if len(ft.Rows) > 0 {
 		ft.Notes = append(fnotes, "Failover time: from the crash of the node that last began a stage's transaction, before the stage committed, to the stage's commit by another worker; pooled over every crash rate.")
 		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant",
 			XLabel: "time from the worker's crash to the stage's commit (ms)", YLabel: "fraction of stages that lost their worker",
 			Caption: "How long the observers take to select a new worker and commit the stage after the worker crashes mid-stage (EO-5/EO-6: the observers' timeout, the election and the new transaction). Stages that never committed keep the curve below 1."}}
-		tables = append(tables, ft)
+		return []*reports.Table{ft}, nil
 	}
-	return tables, nil
 }
 
 func meanP95(ds []time.Duration) (float64, float64) {

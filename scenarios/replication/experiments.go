@@ -9,6 +9,7 @@ import (
 	rp "github.com/simrun-dev/simrun/protocols/replication"
 	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/experiment"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -19,8 +20,21 @@ import (
 // overheads"), and polling against notification (§7's future work: remote events
 // instead of polling).
 
+type failoverPoint struct{ period, lease time.Duration }
+
+// groupPoint is a point of the experiments over group sizes: a mode (passive or
+// active; polling or notification) and a size.
+type groupPoint struct {
+	on bool
+	n  int
+}
+
+type requestCost struct{ msgs, latency float64 }
+
+type membership struct{ rate, failover float64 }
+
 func init() {
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[failoverPoint, float64]{
 		Name: "replication/failover",
 		Help: "failover time after the primary crashes vs the ping period and the registration lease (passive, 3 replicas, a client calling throughout)",
 		Params: []scenarios.Param{
@@ -28,9 +42,9 @@ func init() {
 			{Name: "leases", Default: "150ms,300ms,600ms,1200ms", Help: "registration leases"},
 			{Name: "seeds", Default: "10", Help: "runs per point"},
 		},
-		Experiment: failoverExperiment,
+		Sweep: failoverSweep,
 	})
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[groupPoint, requestCost]{
 		Name: "replication/passive-active",
 		Help: "messages and latency per request, passive (primary-backup) vs active (sequencer) replication, vs replicas (2…5), no faults",
 		Params: []scenarios.Param{
@@ -38,17 +52,28 @@ func init() {
 			{Name: "ops", Default: "40", Help: "operations per client (2 clients)"},
 			{Name: "seeds", Default: "5", Help: "runs per point"},
 		},
-		Experiment: passiveActiveExperiment,
+		Sweep: passiveActiveSweep,
 	})
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[groupPoint, membership]{
 		Name: "replication/notify",
 		Help: "polling vs notification (the thesis' future work): membership traffic per second and failover time, for groups of 3 and 5",
 		Params: []scenarios.Param{
 			{Name: "replicas", Default: "2,3,4,5", Help: "group sizes"},
 			{Name: "seeds", Default: "10", Help: "runs per point"},
 		},
-		Experiment: notifyExperiment,
+		Sweep: notifySweep,
 	})
+}
+
+// groupPoints are the points of every mode (false first) and size.
+func groupPoints(sizes []int) []groupPoint {
+	var out []groupPoint
+	for _, on := range []bool{false, true} {
+		for _, n := range sizes {
+			out = append(out, groupPoint{on, n})
+		}
+	}
+	return out
 }
 
 // kvRun is one run of a key-value group outside the scenario registry (experiments).
@@ -125,7 +150,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
 
-func failoverExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+func failoverSweep(x *scenarios.Exp) (*experiment.Sweep[failoverPoint, float64], error) {
 	p := x.Params
 	seeds := p.IntRange("seeds", 1, 1000)
 	periods, leases := p.DurationList("periods"), p.DurationList("leases")
@@ -144,37 +169,39 @@ func failoverExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	if slices.Max(leases) > time.Minute {
 		return nil, &scenarios.InputError{Err: fmt.Errorf("parameter leases: %v is longer than 1m", slices.Max(leases))}
 	}
-	t := reports.NewTable("Failover time vs ping period and lease", "period", "lease (ms)", "runs", "failover (ms)", "failover lo", "failover hi", "expected (ms)")
-	t.Notes = []string{
-		fmt.Sprintf("Passive replication, 3 replicas, 2 registries (notifications on), 2 clients calling throughout; the primary crashes for good at a time drawn in [1 s, 1 s + lease). Failover: from the crash to another replica taking the primary role (its registries dropped the crashed one's registration, a backup found no primary, gathered the others' state and took over). Means over %d seeds with 95%% confidence intervals.", seeds),
-		"expected: 5/6 of the lease plus a period — the crash falls on average half-way between two renewals (every third of the lease), so the registration lives lease − lease/6 more; then a backup is told, claims, and waits up to a period for the others' state.",
-	}
-	t.Figures = []reports.Figure{{Name: "rp-failover", Title: "Failover time vs registration lease", X: "lease (ms)", Y: "failover (ms)", Low: "failover lo", High: "failover hi",
-		Series: "period", XLabel: "registration lease (ms)", YLabel: "primary crash → new primary (ms)", Fit: true,
-		Caption: "The registration lease dominates failover: the registries must drop the crashed primary before a backup may take over, so failover grows linearly with the lease (slope ≈ 5/6: the crash falls on average half-way through a renewal period of a third of the lease); the ping period adds the detection and claim steps on top."}}
-	total, done := len(periods)*len(leases), 0
+	var points []failoverPoint
 	for _, per := range periods {
 		for _, l := range leases {
-			var fo []float64
-			for s := 1; s <= seeds; s++ {
-				seed := x.Seed*1_000_003 + uint64(s)
-				// the crash falls anywhere in a lease (so anywhere between renewals)
-				at := time.Second + time.Duration(sim.Stream(seed, "rp-crash-at").Int64Range(0, int64(l)))
-				r, err := kvRun{replicas: 3, clients: 2, ops: 400, period: per, lease: l, notify: true, think: 20 * time.Millisecond, crashAt: at, until: at + 4*l + 2*time.Second}.run(seed)
-				if err != nil {
-					return nil, fmt.Errorf("period %v, lease %v: %w", per, l, err)
-				}
-				fo = append(fo, ms(r.failover))
-			}
-			m, lo, hi := reports.MeanCI(fo)
-			t.Add(per.String(), int(ms(l)), seeds, f2(m), f2(lo), f2(hi), f2(ms(l)*5/6+ms(per)))
-			done++
-			if x.Progress != nil {
-				x.Progress(done, total)
-			}
+			points = append(points, failoverPoint{per, l})
 		}
 	}
-	return []*reports.Table{t}, nil
+	return &experiment.Sweep[failoverPoint, float64]{
+		Points: points, Runs: seeds,
+		Seed: func(_ failoverPoint, i int) uint64 { return x.Seed*1_000_003 + uint64(i+1) },
+		Run: func(pt failoverPoint, seed uint64) (float64, error) {
+			// the crash falls anywhere in a lease (so anywhere between renewals)
+			at := time.Second + time.Duration(sim.Stream(seed, "rp-crash-at").Int64Range(0, int64(pt.lease)))
+			r, err := kvRun{replicas: 3, clients: 2, ops: 400, period: pt.period, lease: pt.lease, notify: true, think: 20 * time.Millisecond, crashAt: at, until: at + 4*pt.lease + 2*time.Second}.run(seed)
+			if err != nil {
+				return 0, fmt.Errorf("period %v, lease %v: %w", pt.period, pt.lease, err)
+			}
+			return ms(r.failover), nil
+		},
+		Tables: []experiment.Table[failoverPoint, float64]{{
+			Title:   "Failover time vs ping period and lease",
+			Columns: []string{"period", "lease (ms)", "runs", "failover (ms)", "failover lo", "failover hi", "expected (ms)"},
+			Row: func(r *experiment.Result[failoverPoint, float64]) []any {
+				return []any{r.Point.period.String(), int(ms(r.Point.lease)), r.N(), experiment.Mean(r.Runs).Fmt("%.2f"), f2(ms(r.Point.lease)*5/6 + ms(r.Point.period))}
+			},
+			Notes: []string{
+				fmt.Sprintf("Passive replication, 3 replicas, 2 registries (notifications on), 2 clients calling throughout; the primary crashes for good at a time drawn in [1 s, 1 s + lease). Failover: from the crash to another replica taking the primary role (its registries dropped the crashed one's registration, a backup found no primary, gathered the others' state and took over). Means over %d seeds with 95%% confidence intervals.", seeds),
+				"expected: 5/6 of the lease plus a period — the crash falls on average half-way between two renewals (every third of the lease), so the registration lives lease − lease/6 more; then a backup is told, claims, and waits up to a period for the others' state.",
+			},
+			Figures: []reports.Figure{{Name: "rp-failover", Title: "Failover time vs registration lease", X: "lease (ms)", Y: "failover (ms)", Low: "failover lo", High: "failover hi",
+				Series: "period", XLabel: "registration lease (ms)", YLabel: "primary crash → new primary (ms)", Fit: true,
+				Caption: "The registration lease dominates failover: the registries must drop the crashed primary before a backup may take over, so failover grows linearly with the lease (slope ≈ 5/6: the crash falls on average half-way through a renewal period of a third of the lease); the ping period adds the detection and claim steps on top."}},
+		}},
+	}, nil
 }
 
 // requestKinds are the messages a request causes (the rest is membership: registering,
@@ -184,113 +211,103 @@ var requestKinds = map[bool][]string{
 	true:  {"REQUEST", "RESPONSE", "ORDER", "FETCH", "ORDERS"},
 }
 
-func passiveActiveExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+func passiveActiveSweep(x *scenarios.Exp) (*experiment.Sweep[groupPoint, requestCost], error) {
 	p := x.Params
 	seeds, ops := p.IntRange("seeds", 1, 1000), p.IntRange("ops", 1, 10_000)
 	sizes := p.IntList("replicas", 1, 9)
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
-	t := reports.NewTable("Cost of a request: passive vs active replication", "replication", "replicas", "runs",
-		"messages per request", "messages lo", "messages hi", "latency (ms)", "latency lo", "latency hi")
-	t.Notes = []string{
-		fmt.Sprintf("2 clients, %d operations each on 2 keys, 2 registries, no faults, links 1–8 ms; means over %d seeds with 95%% confidence intervals. Messages per request count the request path only (passive: REQUEST, RESPONSE, UPDATE, DONE, ACK and state transfers; active: the multicast REQUEST, every replica's RESPONSE, the sequencer's ORDER and gap fetches) — membership traffic (registering, lookups, pings) is the subject of replication/notify.", ops, seeds),
-		"passive: the request goes to the primary, which sends Update and Done to each backup and waits for its ACK: 2 + 3(n−1) = 3n − 1. active: the front end multicasts to n replicas, the sequencer orders to n−1, and every replica answers: 3n − 1. The few extra are lookups after a retry and duplicate answers.",
-	}
-	t.Figures = []reports.Figure{
-		{Name: "rp-messages", Title: "Messages per request vs replicas", X: "replicas", Y: "messages per request", Low: "messages lo", High: "messages hi",
-			Series: "replication", XLabel: "replicas in the group", YLabel: "messages per request",
-			Curves: []reports.Curve{
-				{Name: "both: 3n − 1", F: func(n float64) float64 { return 3*n - 1 }},
+	name := map[bool]string{false: "passive", true: "active"}
+	return &experiment.Sweep[groupPoint, requestCost]{
+		Points: groupPoints(sizes), Runs: seeds,
+		Seed: func(_ groupPoint, i int) uint64 { return x.Seed*1_000_003 + uint64(i+1) },
+		Run: func(pt groupPoint, seed uint64) (requestCost, error) {
+			r, err := kvRun{replicas: pt.n, clients: 2, ops: ops, period: 50 * time.Millisecond, lease: 300 * time.Millisecond, notify: true, active: pt.on, until: time.Duration(ops)*60*time.Millisecond + 2*time.Second}.run(seed)
+			if err != nil {
+				return requestCost{}, err
+			}
+			if r.returns != 2*ops {
+				return requestCost{}, fmt.Errorf("%s, %d replicas, seed %d: %d of %d requests returned", name[pt.on], pt.n, seed, r.returns, 2*ops)
+			}
+			sent := 0
+			for _, k := range requestKinds[pt.on] {
+				sent += int(r.res.ByKind[k].Sent)
+			}
+			return requestCost{float64(sent) / float64(r.returns), experiment.Mean(r.lat).V}, nil
+		},
+		Tables: []experiment.Table[groupPoint, requestCost]{{
+			Title: "Cost of a request: passive vs active replication",
+			Columns: []string{"replication", "replicas", "runs",
+				"messages per request", "messages lo", "messages hi", "latency (ms)", "latency lo", "latency hi"},
+			Row: func(r *experiment.Result[groupPoint, requestCost]) []any {
+				return []any{name[r.Point.on], r.Point.n, r.N(),
+					r.Mean(func(c requestCost) float64 { return c.msgs }).Fmt("%.2f"), r.Mean(func(c requestCost) float64 { return c.latency }).Fmt("%.2f")}
 			},
-			Caption: "The two cost the same number of messages, 3n − 1 (the formulas coincide): passive pays Update, Done and ACK per backup, active a multicast copy, an order and an answer per replica. The thesis' reason for replicating the servers actively (\"less network overheads\") does not show in messages; it shows in latency."},
-		{Name: "rp-latency", Title: "Latency per request vs replicas", X: "replicas", Y: "latency (ms)", Low: "latency lo", High: "latency hi",
-			Series: "replication", XLabel: "replicas in the group", YLabel: "call → return at the client (ms)",
-			Caption: "Passive: a round trip to the primary plus a round trip to the slowest backup, which grows with the number of backups (the maximum of more link delays). Active: the first answer wins — usually the sequencer's own, a round trip — so the latency stays flat as the group grows."},
-	}
-	total, done := 2*len(sizes), 0
-	for _, active := range []bool{false, true} {
-		name := map[bool]string{false: "passive", true: "active"}[active]
-		for _, n := range sizes {
-			var msgs, lats []float64
-			for s := 1; s <= seeds; s++ {
-				r, err := kvRun{replicas: n, clients: 2, ops: ops, period: 50 * time.Millisecond, lease: 300 * time.Millisecond, notify: true, active: active, until: time.Duration(ops)*60*time.Millisecond + 2*time.Second}.run(x.Seed*1_000_003 + uint64(s))
-				if err != nil {
-					return nil, err
-				}
-				if r.returns != 2*ops {
-					return nil, fmt.Errorf("%s, %d replicas, seed %d: %d of %d requests returned", name, n, s, r.returns, 2*ops)
-				}
-				sent := 0
-				for _, k := range requestKinds[active] {
-					sent += int(r.res.ByKind[k].Sent)
-				}
-				msgs = append(msgs, float64(sent)/float64(r.returns))
-				m, _, _ := reports.MeanCI(r.lat)
-				lats = append(lats, m)
-			}
-			m, lo, hi := reports.MeanCI(msgs)
-			l, llo, lhi := reports.MeanCI(lats)
-			t.Add(name, n, seeds, f2(m), f2(lo), f2(hi), f2(l), f2(llo), f2(lhi))
-			done++
-			if x.Progress != nil {
-				x.Progress(done, total)
-			}
-		}
-	}
-	return []*reports.Table{t}, nil
+			Notes: []string{
+				fmt.Sprintf("2 clients, %d operations each on 2 keys, 2 registries, no faults, links 1–8 ms; means over %d seeds with 95%% confidence intervals. Messages per request count the request path only (passive: REQUEST, RESPONSE, UPDATE, DONE, ACK and state transfers; active: the multicast REQUEST, every replica's RESPONSE, the sequencer's ORDER and gap fetches) — membership traffic (registering, lookups, pings) is the subject of replication/notify.", ops, seeds),
+				"passive: the request goes to the primary, which sends Update and Done to each backup and waits for its ACK: 2 + 3(n−1) = 3n − 1. active: the front end multicasts to n replicas, the sequencer orders to n−1, and every replica answers: 3n − 1. The few extra are lookups after a retry and duplicate answers.",
+			},
+			Figures: []reports.Figure{
+				{Name: "rp-messages", Title: "Messages per request vs replicas", X: "replicas", Y: "messages per request", Low: "messages lo", High: "messages hi",
+					Series: "replication", XLabel: "replicas in the group", YLabel: "messages per request",
+					Curves: []reports.Curve{
+						{Name: "both: 3n − 1", F: func(n float64) float64 { return 3*n - 1 }},
+					},
+					Caption: "The two cost the same number of messages, 3n − 1 (the formulas coincide): passive pays Update, Done and ACK per backup, active a multicast copy, an order and an answer per replica. The thesis' reason for replicating the servers actively (\"less network overheads\") does not show in messages; it shows in latency."},
+				{Name: "rp-latency", Title: "Latency per request vs replicas", X: "replicas", Y: "latency (ms)", Low: "latency lo", High: "latency hi",
+					Series: "replication", XLabel: "replicas in the group", YLabel: "call → return at the client (ms)",
+					Caption: "Passive: a round trip to the primary plus a round trip to the slowest backup, which grows with the number of backups (the maximum of more link delays). Active: the first answer wins — usually the sequencer's own, a round trip — so the latency stays flat as the group grows."},
+			},
+		}},
+	}, nil
 }
 
 // membershipKinds are the messages of group membership and failure detection.
 var membershipKinds = []string{"REGISTER", "REGISTERED", "LOOKUP", "FOUND", "CHANGED", "PING", "PONG"}
 
-func notifyExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+func notifySweep(x *scenarios.Exp) (*experiment.Sweep[groupPoint, membership], error) {
 	p := x.Params
 	seeds := p.IntRange("seeds", 1, 1000)
 	sizes := p.IntList("replicas", 2, 9) // a failover needs a second replica
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
-	t := reports.NewTable("Polling vs notification", "membership", "replicas", "runs",
-		"messages per second", "messages lo", "messages hi", "failover (ms)", "failover lo", "failover hi")
-	t.Notes = []string{
-		fmt.Sprintf("Passive replication, 2 registries, ping period 50 ms, lease 300 ms, one client calling throughout; the primary crashes for good at 1 s. Messages per second: membership and failure-detection traffic (REGISTER, REGISTERED, LOOKUP, FOUND, CHANGED, PING, PONG) over the run. Means over %d seeds with 95%% confidence intervals.", seeds),
-		"polling (the thesis' implementation): the primary looks the group up every period to keep its list of backups, backups every 5 (verify_primary). notification (its future work, Jini's remote events): the registries tell the subscribed replicas when the membership changes; the primary looks up only every 5 periods.",
-	}
-	t.Figures = []reports.Figure{
-		{Name: "rp-notify-traffic", Title: "Membership traffic: polling vs notification", X: "replicas", Y: "messages per second", Low: "messages lo", High: "messages hi",
-			Series: "membership", XLabel: "replicas in the group", YLabel: "membership messages per second",
-			Caption: "Notification cuts the primary's lookups from every period to every fifth, at the price of a notice to every member on each change: at steady state the traffic drops — the thesis' future-work claim holds."},
-		{Name: "rp-notify-failover", Title: "Failover time: polling vs notification", X: "replicas", Y: "failover (ms)", Low: "failover lo", High: "failover hi",
-			Series: "membership", XLabel: "replicas in the group", YLabel: "primary crash → new primary (ms)",
-			Caption: "Failover waits for the lease to expire either way; a notice of the expiry lets the backups act at once instead of at their next ping, so notification is no slower."},
-	}
-	total, done := 2*len(sizes), 0
-	for _, notify := range []bool{false, true} {
-		name := map[bool]string{false: "polling", true: "notification"}[notify]
-		for _, n := range sizes {
-			var rates, fo []float64
-			for s := 1; s <= seeds; s++ {
-				until := 4 * time.Second
-				r, err := kvRun{replicas: n, clients: 1, ops: 400, period: 50 * time.Millisecond, lease: 300 * time.Millisecond, notify: notify, think: 20 * time.Millisecond, crashAt: time.Second, until: until}.run(x.Seed*1_000_003 + uint64(s))
-				if err != nil {
-					return nil, err
-				}
-				sent := 0
-				for _, k := range membershipKinds {
-					sent += int(r.res.ByKind[k].Sent)
-				}
-				rates = append(rates, float64(sent)/until.Seconds())
-				fo = append(fo, ms(r.failover))
+	return &experiment.Sweep[groupPoint, membership]{
+		Points: groupPoints(sizes), Runs: seeds,
+		Seed: func(_ groupPoint, i int) uint64 { return x.Seed*1_000_003 + uint64(i+1) },
+		Run: func(pt groupPoint, seed uint64) (membership, error) {
+			until := 4 * time.Second
+			r, err := kvRun{replicas: pt.n, clients: 1, ops: 400, period: 50 * time.Millisecond, lease: 300 * time.Millisecond, notify: pt.on, think: 20 * time.Millisecond, crashAt: time.Second, until: until}.run(seed)
+			if err != nil {
+				return membership{}, err
 			}
-			m, lo, hi := reports.MeanCI(rates)
-			f, flo, fhi := reports.MeanCI(fo)
-			t.Add(name, n, seeds, f2(m), f2(lo), f2(hi), f2(f), f2(flo), f2(fhi))
-			done++
-			if x.Progress != nil {
-				x.Progress(done, total)
+			sent := 0
+			for _, k := range membershipKinds {
+				sent += int(r.res.ByKind[k].Sent)
 			}
-		}
-	}
-	return []*reports.Table{t}, nil
+			return membership{float64(sent) / until.Seconds(), ms(r.failover)}, nil
+		},
+		Tables: []experiment.Table[groupPoint, membership]{{
+			Title: "Polling vs notification",
+			Columns: []string{"membership", "replicas", "runs",
+				"messages per second", "messages lo", "messages hi", "failover (ms)", "failover lo", "failover hi"},
+			Row: func(r *experiment.Result[groupPoint, membership]) []any {
+				return []any{map[bool]string{false: "polling", true: "notification"}[r.Point.on], r.Point.n, r.N(),
+					r.Mean(func(m membership) float64 { return m.rate }).Fmt("%.2f"), r.Mean(func(m membership) float64 { return m.failover }).Fmt("%.2f")}
+			},
+			Notes: []string{
+				fmt.Sprintf("Passive replication, 2 registries, ping period 50 ms, lease 300 ms, one client calling throughout; the primary crashes for good at 1 s. Messages per second: membership and failure-detection traffic (REGISTER, REGISTERED, LOOKUP, FOUND, CHANGED, PING, PONG) over the run. Means over %d seeds with 95%% confidence intervals.", seeds),
+				"polling (the thesis' implementation): the primary looks the group up every period to keep its list of backups, backups every 5 (verify_primary). notification (its future work, Jini's remote events): the registries tell the subscribed replicas when the membership changes; the primary looks up only every 5 periods.",
+			},
+			Figures: []reports.Figure{
+				{Name: "rp-notify-traffic", Title: "Membership traffic: polling vs notification", X: "replicas", Y: "messages per second", Low: "messages lo", High: "messages hi",
+					Series: "membership", XLabel: "replicas in the group", YLabel: "membership messages per second",
+					Caption: "Notification cuts the primary's lookups from every period to every fifth, at the price of a notice to every member on each change: at steady state the traffic drops — the thesis' future-work claim holds."},
+				{Name: "rp-notify-failover", Title: "Failover time: polling vs notification", X: "replicas", Y: "failover (ms)", Low: "failover lo", High: "failover hi",
+					Series: "membership", XLabel: "replicas in the group", YLabel: "primary crash → new primary (ms)",
+					Caption: "Failover waits for the lease to expire either way; a notice of the expiry lets the backups act at once instead of at their next ping, so notification is no slower."},
+			},
+		}},
+	}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/simrun-dev/simrun/protocols/winkowski/baseline"
 	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/experiment"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -82,16 +83,6 @@ func costSystem(v variantOf, agents, tasks, rho int, exec time.Duration) (*winko
 	return winkowski.NewSystem(cfg)
 }
 
-// costPoint runs one (protocol, ϱ) point on seeds and returns, per seed, the messages
-// per task and the mean response time (creation → start of access) in milliseconds.
-func costPoint(v variantOf, rho, agents, tasks int, seeds []uint64) (msgs, resp []float64, err error) {
-	sys, err := costSystem(v, agents, tasks, rho, 5*time.Millisecond)
-	if err != nil {
-		return nil, nil, err
-	}
-	return runPoint(v, rho, seeds, func(uint64) (*winkowski.System, error) { return sys, nil })
-}
-
 // contentionSystem: `agents` agents, each running one job of `tasks` tasks; every task
 // asks for ϱ distinct single-unit pools drawn from the seed out of a shared set of
 // `pools` (hosted round-robin on the computers), so tasks conflict; the draw depends
@@ -122,37 +113,59 @@ func contentionSystem(v variantOf, seed uint64, agents, tasks, rho, pools int, e
 	return winkowski.NewSystem(cfg)
 }
 
-// runPoint runs a protocol on each seed's system and returns, per seed, the messages
-// per task and the mean response time (creation → start of access) in milliseconds.
-func runPoint(v variantOf, rho int, seeds []uint64, system func(seed uint64) (*winkowski.System, error)) (msgs, resp []float64, err error) {
-	for _, seed := range seeds {
-		sys, err := system(seed)
-		if err != nil {
-			return nil, nil, err
-		}
-		k, err := sim.New(sim.Config{Seed: seed, Nodes: nodesFor(v, sys), Network: sim.Network{Latency: sim.Uniform(time.Millisecond, 10*time.Millisecond)}})
-		if err != nil {
-			return nil, nil, err
-		}
-		res := k.Run()
-		if res.Outcome != sim.Quiescent {
-			return nil, nil, fmt.Errorf("%s ϱ=%d seed %d: run ended %s", v.name, rho, seed, res.Outcome)
-		}
-		recs := winkowski.Records(res.History)
-		done, sum := 0, 0.0
-		for _, r := range recs {
-			if r.HasDone && r.HasAccessed {
-				done++
-				sum += float64(r.Accessed.Sub(r.Created)) / float64(time.Millisecond)
-			}
-		}
-		if done != len(sys.Tasks) {
-			return nil, nil, fmt.Errorf("%s ϱ=%d seed %d: %d of %d tasks done", v.name, rho, seed, done, len(sys.Tasks))
-		}
-		msgs = append(msgs, float64(res.Messages.Sent)/float64(done))
-		resp = append(resp, sum/float64(done))
+// taskCost is what one run measured: messages sent per task and the mean response
+// time (creation → start of access) in milliseconds.
+type taskCost struct{ msgs, resp float64 }
+
+// runOne runs a protocol on sys with seed; every task must complete.
+func runOne(v variantOf, rho int, seed uint64, sys *winkowski.System) (taskCost, error) {
+	k, err := sim.New(sim.Config{Seed: seed, Nodes: nodesFor(v, sys), Network: sim.Network{Latency: sim.Uniform(time.Millisecond, 10*time.Millisecond)}})
+	if err != nil {
+		return taskCost{}, err
 	}
-	return msgs, resp, nil
+	res := k.Run()
+	if res.Outcome != sim.Quiescent {
+		return taskCost{}, fmt.Errorf("%s ϱ=%d seed %d: run ended %s", v.name, rho, seed, res.Outcome)
+	}
+	done, sum := 0, 0.0
+	for _, r := range winkowski.Records(res.History) {
+		if r.HasDone && r.HasAccessed {
+			done++
+			sum += float64(r.Accessed.Sub(r.Created)) / float64(time.Millisecond)
+		}
+	}
+	if done != len(sys.Tasks) {
+		return taskCost{}, fmt.Errorf("%s ϱ=%d seed %d: %d of %d tasks done", v.name, rho, seed, done, len(sys.Tasks))
+	}
+	return taskCost{float64(res.Messages.Sent) / float64(done), sum / float64(done)}, nil
+}
+
+// costPoint is a point of the cost experiments: a protocol and ϱ.
+type costPoint struct {
+	v   variantOf
+	rho int
+}
+
+type costResult = experiment.Result[costPoint, taskCost]
+
+func costPoints(vs []variantOf, maxRho int) []costPoint {
+	var out []costPoint
+	for _, v := range vs {
+		for rho := 1; rho <= maxRho; rho++ {
+			out = append(out, costPoint{v, rho})
+		}
+	}
+	return out
+}
+
+var (
+	costColumns = []string{"protocol", "ϱ", "runs", "messages per task", "messages lo", "messages hi", "response (ms)", "response lo", "response hi"}
+	msgsOf      = func(c taskCost) float64 { return c.msgs }
+	respOf      = func(c taskCost) float64 { return c.resp }
+)
+
+func costRow(r *costResult) []any {
+	return []any{r.Point.v.name, r.Point.rho, r.N(), r.Mean(msgsOf).Fmt("%.2f"), r.Mean(respOf).Fmt("%.3f")}
 }
 
 // Fit is a least-squares line y = Intercept + Slope·x and its coefficient of
@@ -180,7 +193,7 @@ func r2String(r float64) string {
 
 var costVariants = []variantOf{allVariants[0], allVariants[2], allVariants[3], allVariants[4]}
 
-func costExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+func costSweep(x *scenarios.Exp) (*experiment.Sweep[costPoint, taskCost], error) {
 	p := x.Params
 	seedsN := p.IntRange("seeds", 1, 1000)
 	agents := p.IntRange("agents", 2, 1000)
@@ -195,66 +208,77 @@ func costExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	seeds := make([]uint64, seedsN)
-	for i := range seeds {
-		seeds[i] = x.Seed + uint64(i)
-	}
-	fits := reports.NewTable("WK-P5 linear fits", "protocol", "metric", "intercept", "slope per resource", "R²")
-	fits.Notes = []string{
-		fmt.Sprintf("Least-squares fit over ϱ = 1…%d of the means of %d seeds; %d agents, %d tasks each, every task conflict-free.", maxRho, seedsN, agents, tasks),
-		"The game's message count is exact: per resource a conflict-free task sends 7 forms (complete variant: registration,",
-		"admission, request, order, winning, withdrawal, releasing; restricted: 6, no order) and receives one state for each.",
-		"Its response time is 4 (restricted: 3) sequential round trips — registration; admission with the request; order;",
-		"winning — each the slowest of ϱ parallel ones: it grows with ϱ but sub-linearly (the paper's O(ϱ) is a bound).",
-		"Ordered locking takes ϱ sequential round trips; the central manager one. No faults; the game's retry timer is off",
-		"(reliable links, as in the paper): resends and polls are not part of the cost of a conflict-free task.",
-	}
-	all := reports.NewTable("WK-P5 cost vs ϱ, all protocols", "protocol", "ϱ", "runs",
-		"messages per task", "messages lo", "messages hi", "response (ms)", "response lo", "response hi")
-	all.Notes = []string{fmt.Sprintf("Means over %d seeds with 95%% confidence intervals (Student's t over the per-seed values).", seedsN)}
-	all.Figures = []reports.Figure{
-		{Name: "wk-messages", Title: "Messages per conflict-free task vs ϱ", X: "ϱ", Y: "messages per task", Low: "messages lo", High: "messages hi",
-			Series: "protocol", XLabel: "ϱ (resources per task)", YLabel: "messages per task", Fit: true,
-			Caption: "WK-P5: the game's cost is linear in ϱ (7 forms and 7 states per resource, 14·ϱ), ordered locking's 3·ϱ, a central manager's constant; dashed: least-squares fits."},
-		{Name: "wk-response", Title: "Response time of a conflict-free task vs ϱ", X: "ϱ", Y: "response (ms)", Low: "response lo", High: "response hi",
-			Series: "protocol", XLabel: "ϱ (resources per task)", YLabel: "creation → access (ms)", Fit: true,
-			Caption: "The game's response time is a fixed number of round trips, each the slowest of ϱ parallel ones (sub-linear growth); ordered locking's grows with ϱ sequential round trips."},
-	}
-	tables := []*reports.Table{all}
-	done, total := 0, len(vs)*maxRho
+	tables := []experiment.Table[costPoint, taskCost]{{
+		Title: "WK-P5 cost vs ϱ, all protocols", Columns: costColumns, Row: costRow,
+		Notes: []string{fmt.Sprintf("Means over %d seeds with 95%% confidence intervals (Student's t over the per-seed values).", seedsN)},
+		Figures: []reports.Figure{
+			{Name: "wk-messages", Title: "Messages per conflict-free task vs ϱ", X: "ϱ", Y: "messages per task", Low: "messages lo", High: "messages hi",
+				Series: "protocol", XLabel: "ϱ (resources per task)", YLabel: "messages per task", Fit: true,
+				Caption: "WK-P5: the game's cost is linear in ϱ (7 forms and 7 states per resource, 14·ϱ), ordered locking's 3·ϱ, a central manager's constant; dashed: least-squares fits."},
+			{Name: "wk-response", Title: "Response time of a conflict-free task vs ϱ", X: "ϱ", Y: "response (ms)", Low: "response lo", High: "response hi",
+				Series: "protocol", XLabel: "ϱ (resources per task)", YLabel: "creation → access (ms)", Fit: true,
+				Caption: "The game's response time is a fixed number of round trips, each the slowest of ϱ parallel ones (sub-linear growth); ordered locking's grows with ϱ sequential round trips."},
+		},
+	}}
 	for _, v := range vs {
-		t := reports.NewTable("WK-P5 cost per conflict-free task: "+v.name, "ϱ", "messages per task", "response time (ms)")
-		var xs, ms, rs []float64
-		for rho := 1; rho <= maxRho; rho++ {
-			mss, rss, err := costPoint(v, rho, agents, tasks, seeds)
-			if err != nil {
-				return nil, err
+		tables = append(tables, experiment.Table[costPoint, taskCost]{Make: func(rs []*costResult) ([]*reports.Table, error) {
+			t := reports.NewTable("WK-P5 cost per conflict-free task: "+v.name, "ϱ", "messages per task", "response time (ms)")
+			var xs, ms, rts []float64
+			for _, r := range rs {
+				if r.Point.v.name == v.name {
+					m, rt := r.Mean(msgsOf).V, r.Mean(respOf).V
+					t.Add(r.Point.rho, fmt.Sprintf("%.2f", m), fmt.Sprintf("%.3f", rt))
+					xs, ms, rts = append(xs, float64(r.Point.rho)), append(ms, m), append(rts, rt)
+				}
 			}
-			m, mlo, mhi := reports.MeanCI(mss)
-			r, rlo, rhi := reports.MeanCI(rss)
-			all.Add(v.name, rho, len(mss), fmt.Sprintf("%.2f", m), fmt.Sprintf("%.2f", mlo), fmt.Sprintf("%.2f", mhi),
-				fmt.Sprintf("%.3f", r), fmt.Sprintf("%.3f", rlo), fmt.Sprintf("%.3f", rhi))
-			t.Add(rho, fmt.Sprintf("%.2f", m), fmt.Sprintf("%.3f", r))
-			xs, ms, rs = append(xs, float64(rho)), append(ms, m), append(rs, r)
-			done++
-			if x.Progress != nil {
-				x.Progress(done, total)
+			fm, fr := LinearFit(xs, ms), LinearFit(xs, rts)
+			t.Notes = []string{
+				fmt.Sprintf("fit: messages = %.3f + %.3f·ϱ (R² %s); response = %.3f + %.3f·ϱ ms (R² %s)", fm.Intercept, fm.Slope, r2String(fm.R2), fr.Intercept, fr.Slope, r2String(fr.R2)),
 			}
-		}
-		fm, fr := LinearFit(xs, ms), LinearFit(xs, rs)
-		t.Notes = []string{
-			fmt.Sprintf("fit: messages = %.3f + %.3f·ϱ (R² %s); response = %.3f + %.3f·ϱ ms (R² %s)", fm.Intercept, fm.Slope, r2String(fm.R2), fr.Intercept, fr.Slope, r2String(fr.R2)),
-		}
-		fits.Add(v.name, "messages per task", fmt.Sprintf("%.3f", fm.Intercept), fmt.Sprintf("%.3f", fm.Slope), r2String(fm.R2))
-		fits.Add(v.name, "response time (ms)", fmt.Sprintf("%.3f", fr.Intercept), fmt.Sprintf("%.3f", fr.Slope), r2String(fr.R2))
-		tables = append(tables, t)
+			return []*reports.Table{t}, nil
+		}})
 	}
-	return append(tables, fits), nil
+	tables = append(tables, experiment.Table[costPoint, taskCost]{Make: func(rs []*costResult) ([]*reports.Table, error) {
+		fits := reports.NewTable("WK-P5 linear fits", "protocol", "metric", "intercept", "slope per resource", "R²")
+		fits.Notes = []string{
+			fmt.Sprintf("Least-squares fit over ϱ = 1…%d of the means of %d seeds; %d agents, %d tasks each, every task conflict-free.", maxRho, seedsN, agents, tasks),
+			"The game's message count is exact: per resource a conflict-free task sends 7 forms (complete variant: registration,",
+			"admission, request, order, winning, withdrawal, releasing; restricted: 6, no order) and receives one state for each.",
+			"Its response time is 4 (restricted: 3) sequential round trips — registration; admission with the request; order;",
+			"winning — each the slowest of ϱ parallel ones: it grows with ϱ but sub-linearly (the paper's O(ϱ) is a bound).",
+			"Ordered locking takes ϱ sequential round trips; the central manager one. No faults; the game's retry timer is off",
+			"(reliable links, as in the paper): resends and polls are not part of the cost of a conflict-free task.",
+		}
+		for _, v := range vs {
+			var xs, ms, rts []float64
+			for _, r := range rs {
+				if r.Point.v.name == v.name {
+					xs, ms, rts = append(xs, float64(r.Point.rho)), append(ms, r.Mean(msgsOf).V), append(rts, r.Mean(respOf).V)
+				}
+			}
+			fm, fr := LinearFit(xs, ms), LinearFit(xs, rts)
+			fits.Add(v.name, "messages per task", fmt.Sprintf("%.3f", fm.Intercept), fmt.Sprintf("%.3f", fm.Slope), r2String(fm.R2))
+			fits.Add(v.name, "response time (ms)", fmt.Sprintf("%.3f", fr.Intercept), fmt.Sprintf("%.3f", fr.Slope), r2String(fr.R2))
+		}
+		return []*reports.Table{fits}, nil
+	}})
+	return &experiment.Sweep[costPoint, taskCost]{
+		Points: costPoints(vs, maxRho), Runs: seedsN,
+		Seed: func(_ costPoint, i int) uint64 { return x.Seed + uint64(i) },
+		Run: func(pt costPoint, seed uint64) (taskCost, error) {
+			sys, err := costSystem(pt.v, agents, tasks, pt.rho, 5*time.Millisecond)
+			if err != nil {
+				return taskCost{}, err
+			}
+			return runOne(pt.v, pt.rho, seed, sys)
+		},
+		Tables: tables,
+	}, nil
 }
 
 // ---- the price of economy: the same cost under contention ----
 
-func contentionExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+func contentionSweep(x *scenarios.Exp) (*experiment.Sweep[costPoint, taskCost], error) {
 	p := x.Params
 	seedsN := p.IntRange("seeds", 1, 1000)
 	agents := p.IntRange("agents", 2, 1000)
@@ -279,44 +303,32 @@ func contentionExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	seeds := make([]uint64, seedsN)
-	for i := range seeds {
-		seeds[i] = x.Seed + uint64(i)
-	}
-	all := reports.NewTable("WK-P5 under contention: cost vs ϱ, all protocols", "protocol", "ϱ", "runs",
-		"messages per task", "messages lo", "messages hi", "response (ms)", "response lo", "response hi")
-	all.Notes = []string{
-		fmt.Sprintf("%d agents run %d tasks each; every task asks for ϱ distinct single-unit pools drawn from the seed out of %d shared pools and uses them for %v, so tasks conflict (the same draw for every protocol). Means over %d seeds with 95%% confidence intervals.", agents, tasks, pools, exec, seedsN),
-		"Compare with winkowski/cost (no conflicts): the game pays for deciding locally, without a central manager or a global order, with orders, withdrawals and repeated forms when tasks meet — the price of economy the paper mentions.",
-	}
-	all.Figures = []reports.Figure{
-		{Name: "wk-contention-messages", Title: "Messages per task under contention vs ϱ", X: "ϱ", Y: "messages per task", Low: "messages lo", High: "messages hi",
-			Series: "protocol", XLabel: "ϱ (resources per task, out of " + fmt.Sprint(pools) + " shared pools)", YLabel: "messages per task", Fit: true,
-			Caption: "With conflicts the game's messages grow far beyond its conflict-free 14·ϱ, faster than linearly as conflicts multiply (orders, withdrawals and new rounds when tasks meet); ordered locking waits rather than sends (3·ϱ), the central manager stays constant; dashed: least-squares lines, for reference only."},
-		{Name: "wk-contention-response", Title: "Response time under contention vs ϱ", X: "ϱ", Y: "response (ms)", Low: "response lo", High: "response hi",
-			Series: "protocol", XLabel: "ϱ (resources per task, out of " + fmt.Sprint(pools) + " shared pools)", YLabel: "creation → access (ms)", Fit: true,
-			Caption: "Response time includes waiting for conflicting tasks: it grows with ϱ for every protocol, as more tasks compete for each pool."},
-	}
-	done, total := 0, len(vs)*maxRho
-	for _, v := range vs {
-		for rho := 1; rho <= maxRho; rho++ {
-			mss, rss, err := runPoint(v, rho, seeds, func(seed uint64) (*winkowski.System, error) {
-				return contentionSystem(v, seed, agents, tasks, rho, pools, exec)
-			})
+	return &experiment.Sweep[costPoint, taskCost]{
+		Points: costPoints(vs, maxRho), Runs: seedsN,
+		Seed: func(_ costPoint, i int) uint64 { return x.Seed + uint64(i) },
+		Run: func(pt costPoint, seed uint64) (taskCost, error) {
+			sys, err := contentionSystem(pt.v, seed, agents, tasks, pt.rho, pools, exec)
 			if err != nil {
-				return nil, err
+				return taskCost{}, err
 			}
-			m, mlo, mhi := reports.MeanCI(mss)
-			r, rlo, rhi := reports.MeanCI(rss)
-			all.Add(v.name, rho, len(mss), fmt.Sprintf("%.2f", m), fmt.Sprintf("%.2f", mlo), fmt.Sprintf("%.2f", mhi),
-				fmt.Sprintf("%.3f", r), fmt.Sprintf("%.3f", rlo), fmt.Sprintf("%.3f", rhi))
-			done++
-			if x.Progress != nil {
-				x.Progress(done, total)
-			}
-		}
-	}
-	return []*reports.Table{all}, nil
+			return runOne(pt.v, pt.rho, seed, sys)
+		},
+		Tables: []experiment.Table[costPoint, taskCost]{{
+			Title: "WK-P5 under contention: cost vs ϱ, all protocols", Columns: costColumns, Row: costRow,
+			Notes: []string{
+				fmt.Sprintf("%d agents run %d tasks each; every task asks for ϱ distinct single-unit pools drawn from the seed out of %d shared pools and uses them for %v, so tasks conflict (the same draw for every protocol). Means over %d seeds with 95%% confidence intervals.", agents, tasks, pools, exec, seedsN),
+				"Compare with winkowski/cost (no conflicts): the game pays for deciding locally, without a central manager or a global order, with orders, withdrawals and repeated forms when tasks meet — the price of economy the paper mentions.",
+			},
+			Figures: []reports.Figure{
+				{Name: "wk-contention-messages", Title: "Messages per task under contention vs ϱ", X: "ϱ", Y: "messages per task", Low: "messages lo", High: "messages hi",
+					Series: "protocol", XLabel: "ϱ (resources per task, out of " + fmt.Sprint(pools) + " shared pools)", YLabel: "messages per task", Fit: true,
+					Caption: "With conflicts the game's messages grow far beyond its conflict-free 14·ϱ, faster than linearly as conflicts multiply (orders, withdrawals and new rounds when tasks meet); ordered locking waits rather than sends (3·ϱ), the central manager stays constant; dashed: least-squares lines, for reference only."},
+				{Name: "wk-contention-response", Title: "Response time under contention vs ϱ", X: "ϱ", Y: "response (ms)", Low: "response lo", High: "response hi",
+					Series: "protocol", XLabel: "ϱ (resources per task, out of " + fmt.Sprint(pools) + " shared pools)", YLabel: "creation → access (ms)", Fit: true,
+					Caption: "Response time includes waiting for conflicting tasks: it grows with ϱ for every protocol, as more tasks compete for each pool."},
+			},
+		}},
+	}, nil
 }
 
 // ---- failure locality ----
@@ -354,7 +366,13 @@ func abs(x int) int {
 	return x
 }
 
-func localityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+// localityPoint is a point of the locality experiment: a protocol and what fails.
+type localityPoint struct {
+	v     variantOf
+	fault string
+}
+
+func localitySweep(x *scenarios.Exp) (*experiment.Sweep[localityPoint, []bool], error) {
 	p := x.Params
 	runs := p.IntRange("runs", 1, 10_000)
 	n := p.IntRange("n", 5, 1000)
@@ -368,73 +386,87 @@ func localityExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := reports.NewTable("Failure locality: share of tasks missing the bound, by conflict distance from the failure",
-		"protocol", "failure", "distance 1", "distance 2", "distance 3+", "runs")
-	t.Notes = []string{
-		fmt.Sprintf("Chain of %d tasks (task i needs pools i and i+1), %d meals each, bound %v; seeds %d..%d. Distance 1: shares a pool with a", n, meals, bound, x.Seed, x.Seed+uint64(runs)-1),
-		"failed task (task failure) or uses the lost pool (manager failure); 2: shares a pool with such a task; and so on.",
-		"A cell is the share of (run, agent) pairs at that distance whose agent did not finish every meal within the bound.",
-		"WK-P4 allows misses at distance 1 only for a task failure; a manager failure is outside the paper's model.",
-		"central: the manager failure is the crash of lm, which holds every pool, so every task unfinished at the crash",
-		"misses whatever its distance (the crash comes at a random time in [horizon/4, horizon]; many finish before).",
-	}
-	long := map[string]*reports.Table{}
-	for _, fault := range []string{"task", "manager"} {
-		lt := reports.NewTable("Failure locality after a "+fault+" failure, by distance",
-			"protocol", "distance", "pairs", "missed", "share_missed", "share_lo", "share_hi")
-		what := map[string]string{
-			"task":    "WK-P4: after a task fails for good only tasks at distance 1 (sharing a pool with it) may miss the bound under the game; ordered locking and a central manager spread the damage further.",
-			"manager": "A pool's manager failing for good is outside the paper's model: measured, not hidden.",
-		}[fault]
-		lt.Figures = []reports.Figure{{Name: "wk-locality-" + fault, Title: "Tasks missing the bound after a " + fault + " failure",
-			X: "distance", Y: "share_missed", Low: "share_lo", High: "share_hi", Series: "protocol",
-			XLabel: "conflict distance from the failure (3 = 3 or more)", YLabel: "share of (run, agent) pairs that missed",
-			Caption: what + " Bars: 95% Wilson intervals."}}
-		long[fault] = lt
-	}
-	total := len(vs) * 2 * runs
-	done := 0
+	var points []localityPoint
 	for _, v := range vs {
 		for _, fault := range []string{"task", "manager"} {
-			var miss, seen [4]int
-			for i := range runs {
-				seed := x.Seed + uint64(i)
-				missed, err := localityRun(v, fault, n, meals, bound, seed)
-				if err != nil {
-					return nil, err
+			points = append(points, localityPoint{v, fault})
+		}
+	}
+	// counts returns, by distance (1, 2, 3 = 3 or more), the (run, agent) pairs seen
+	// and those that missed the bound.
+	counts := func(r *experiment.Result[localityPoint, []bool]) (miss, seen [4]int) {
+		mid := n / 2
+		for _, missed := range r.Runs {
+			for a := range n {
+				if r.Point.fault == "task" && a == mid {
+					continue
 				}
-				mid := n / 2
-				for a := range n {
-					if fault == "task" && a == mid {
-						continue
-					}
-					d := min(chainDistance(fault, a, mid), 3)
-					seen[d]++
-					if missed[a] {
-						miss[d]++
-					}
-				}
-				done++
-				if x.Progress != nil {
-					x.Progress(done, total)
-				}
-			}
-			cell := func(d int) string {
-				if seen[d] == 0 {
-					return "-"
-				}
-				return fmt.Sprintf("%.3f", float64(miss[d])/float64(seen[d]))
-			}
-			t.Add(v.name, fault, cell(1), cell(2), cell(3), runs)
-			for d := 1; d <= 3; d++ {
-				if seen[d] > 0 {
-					sh, lo, hi := reports.Wilson(miss[d], seen[d])
-					long[fault].Add(v.name, d, seen[d], miss[d], fmt.Sprintf("%.4f", sh), fmt.Sprintf("%.4f", lo), fmt.Sprintf("%.4f", hi))
+				d := min(chainDistance(r.Point.fault, a, mid), 3)
+				seen[d]++
+				if missed[a] {
+					miss[d]++
 				}
 			}
 		}
+		return miss, seen
 	}
-	return []*reports.Table{t, long["task"], long["manager"]}, nil
+	long := experiment.Table[localityPoint, []bool]{Make: func(rs []*experiment.Result[localityPoint, []bool]) ([]*reports.Table, error) {
+		var out []*reports.Table
+		for _, fault := range []string{"task", "manager"} {
+			lt := reports.NewTable("Failure locality after a "+fault+" failure, by distance",
+				"protocol", "distance", "pairs", "missed", "share_missed", "share_lo", "share_hi")
+			what := map[string]string{
+				"task":    "WK-P4: after a task fails for good only tasks at distance 1 (sharing a pool with it) may miss the bound under the game; ordered locking and a central manager spread the damage further.",
+				"manager": "A pool's manager failing for good is outside the paper's model: measured, not hidden.",
+			}[fault]
+			lt.Figures = []reports.Figure{{Name: "wk-locality-" + fault, Title: "Tasks missing the bound after a " + fault + " failure",
+				X: "distance", Y: "share_missed", Low: "share_lo", High: "share_hi", Series: "protocol",
+				XLabel: "conflict distance from the failure (3 = 3 or more)", YLabel: "share of (run, agent) pairs that missed",
+				Caption: what + " Bars: 95% Wilson intervals."}}
+			for _, r := range rs {
+				if r.Point.fault != fault {
+					continue
+				}
+				miss, seen := counts(r)
+				for d := 1; d <= 3; d++ {
+					if seen[d] > 0 {
+						lt.Add(r.Point.v.name, d, seen[d], miss[d], experiment.Wilson(miss[d], seen[d]).Fmt("%.4f"))
+					}
+				}
+			}
+			out = append(out, lt)
+		}
+		return out, nil
+	}}
+	return &experiment.Sweep[localityPoint, []bool]{
+		Points: points, Runs: runs,
+		Seed: func(_ localityPoint, i int) uint64 { return x.Seed + uint64(i) },
+		Run: func(pt localityPoint, seed uint64) ([]bool, error) {
+			return localityRun(pt.v, pt.fault, n, meals, bound, seed)
+		},
+		Tables: []experiment.Table[localityPoint, []bool]{{
+			Title:   "Failure locality: share of tasks missing the bound, by conflict distance from the failure",
+			Columns: []string{"protocol", "failure", "distance 1", "distance 2", "distance 3+", "runs"},
+			Row: func(r *experiment.Result[localityPoint, []bool]) []any {
+				miss, seen := counts(r)
+				cell := func(d int) string {
+					if seen[d] == 0 {
+						return "-"
+					}
+					return fmt.Sprintf("%.3f", float64(miss[d])/float64(seen[d]))
+				}
+				return []any{r.Point.v.name, r.Point.fault, cell(1), cell(2), cell(3), r.N()}
+			},
+			Notes: []string{
+				fmt.Sprintf("Chain of %d tasks (task i needs pools i and i+1), %d meals each, bound %v; seeds %d..%d. Distance 1: shares a pool with a", n, meals, bound, x.Seed, x.Seed+uint64(runs)-1),
+				"failed task (task failure) or uses the lost pool (manager failure); 2: shares a pool with such a task; and so on.",
+				"A cell is the share of (run, agent) pairs at that distance whose agent did not finish every meal within the bound.",
+				"WK-P4 allows misses at distance 1 only for a task failure; a manager failure is outside the paper's model.",
+				"central: the manager failure is the crash of lm, which holds every pool, so every task unfinished at the crash",
+				"misses whatever its distance (the crash comes at a random time in [horizon/4, horizon]; many finish before).",
+			},
+		}, long},
+	}, nil
 }
 
 // localityRun runs the chain with one failure and reports which agents missed the
@@ -473,7 +505,7 @@ func localityRun(v variantOf, fault string, n, meals int, bound time.Duration, s
 }
 
 func init() {
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[costPoint, taskCost]{
 		Name: "winkowski/cost",
 		Help: "WK-P5: messages and response time per conflict-free task for ϱ = 1…8, with linear fits, for the game and both baselines",
 		Params: []scenarios.Param{
@@ -483,9 +515,9 @@ func init() {
 			{Name: "rho", Default: "8", Help: "largest ϱ"},
 			{Name: "protocols", Default: "winkowski,winkowski-restricted,ordered,central", Help: "protocols to measure"},
 		},
-		Experiment: costExperiment,
+		Sweep: costSweep,
 	})
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[costPoint, taskCost]{
 		Name: "winkowski/contention",
 		Help: "WK-P5 under contention (the price of economy): messages and response time per task vs ϱ when tasks share pools, the game and both baselines",
 		Params: []scenarios.Param{
@@ -497,9 +529,9 @@ func init() {
 			{Name: "exec", Default: "5ms", Help: "how long a task uses its resources"},
 			{Name: "protocols", Default: "winkowski,winkowski-restricted,ordered,central", Help: "protocols to measure"},
 		},
-		Experiment: contentionExperiment,
+		Sweep: contentionSweep,
 	})
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[localityPoint, []bool]{
 		Name: "winkowski/locality",
 		Help: "who misses the liveness bound when a task, or the manager of a pool, fails for good in a conflict chain",
 		Params: []scenarios.Param{
@@ -509,6 +541,6 @@ func init() {
 			{Name: "bound", Default: "3s", Help: "liveness bound after max(creation, the failure)"},
 			{Name: "protocols", Default: "winkowski,winkowski-literal,winkowski-restricted,ordered,central", Help: "protocols to measure"},
 		},
-		Experiment: localityExperiment,
+		Sweep: localitySweep,
 	})
 }
