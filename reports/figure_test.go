@@ -49,7 +49,7 @@ func sampleTable() *Table {
 			tb.Add(p, rho, 5, m, m-1, m+1.5)
 		}
 	}
-	tb.Figures = []Figure{{Name: "cost", Title: "Cost", Caption: "the claim", X: "rho", Y: "msgs", Low: "lo", High: "hi", Series: "protocol", Fit: true}}
+	tb.Figures = []Figure{{Name: "cost", Title: "Cost", Caption: "the claim", X: "rho", Y: "msgs", Low: "lo", High: "hi", Series: "protocol", Fit: "line"}}
 	return tb
 }
 
@@ -166,13 +166,15 @@ func TestCurveAtASingleX(t *testing.T) {
 	if !tb.Figures[0].CurvesAsMarks(tb) || !strings.Contains(page(), marksNote) {
 		t.Fatal("one x: the curves are marks, and the page does not say so")
 	}
-	// Over a range, the curve is a line and adds no marker: the y axis is the data's.
+	// Over a range, the curve is a line, drawn whole (the y axis reaches its 120 at
+	// x=4, padded: a model clipped at the data's range was half hidden), and adds no
+	// marker.
 	tb.Add(4, 5.0)
 	if p, err = tb.Figures[0].Plot(tb); err != nil {
 		t.Fatal(err)
 	}
-	if p.Y.Max > 5 {
-		t.Fatalf("y axis ends at %g with two x values: a marker was added", p.Y.Max)
+	if p.Y.Max < 120 || p.Y.Max > 130 {
+		t.Fatalf("y axis ends at %g with two x values, want the curve's 120 and a little padding", p.Y.Max)
 	}
 	if tb.Figures[0].CurvesAsMarks(tb) || strings.Contains(page(), marksNote) {
 		t.Fatal("two x values: the page says the curves are marks")

@@ -23,6 +23,8 @@ type Table struct {
 	// Figures are drawn from the table's columns when an experiment writes its
 	// directory (--out): one figure per claim (see Figure).
 	Figures []Figure `json:"figures,omitempty"`
+	// Claims, when set, makes the table its experiment's claims table (ClaimsTable).
+	Claims []Claim `json:"claims,omitempty"`
 }
 
 // NewTable returns an empty table with the given columns.

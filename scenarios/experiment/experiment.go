@@ -40,7 +40,10 @@ type Sweep[P, S any] struct {
 	// (the first failing run in point and run order is reported).
 	Run func(p P, seed uint64) (S, error)
 	// Tables are the experiment's tables, in page order.
-	Tables  []Table[P, S]
+	Tables []Table[P, S]
+	// Claims, when set, are the paper's claims the experiment measures, judged from
+	// the results: the page shows them first and `simrun experiments` collects them.
+	Claims  func(rs []*Result[P, S]) []reports.Claim
 	Workers int
 }
 
@@ -66,7 +69,10 @@ type Table[P, S any] struct {
 	// failed a property, say).
 	NotesFrom func(rs []*Result[P, S]) []string
 	Figures   []reports.Figure
-	Make      func(rs []*Result[P, S]) ([]*reports.Table, error)
+	// FiguresFrom, when set, adds figures whose captions are drawn from the results
+	// (which series is lowest where: a caption must not contradict the data).
+	FiguresFrom func(rs []*Result[P, S]) []reports.Figure
+	Make        func(rs []*Result[P, S]) ([]*reports.Table, error)
 }
 
 // Register adds the experiment to the scenario registry (`simrun list` tags it
@@ -90,6 +96,9 @@ func (d Def[P, S]) Run(x *scenarios.Exp) ([]*reports.Table, error) {
 		return nil, err
 	}
 	var out []*reports.Table
+	if sw.Claims != nil {
+		out = append(out, reports.ClaimsTable(sw.Claims(rs)...))
+	}
 	for _, ts := range sw.Tables {
 		if ts.Make != nil {
 			more, err := ts.Make(rs)
@@ -108,6 +117,9 @@ func (d Def[P, S]) Run(x *scenarios.Exp) ([]*reports.Table, error) {
 		}
 		if ts.NotesFrom != nil {
 			t.Notes = append(t.Notes, ts.NotesFrom(rs)...)
+		}
+		if ts.FiguresFrom != nil {
+			t.Figures = append(t.Figures, ts.FiguresFrom(rs)...)
 		}
 		out = append(out, t)
 	}
@@ -226,3 +238,24 @@ func (e Est) Fmt(format string) []string {
 // Cells is the estimate and its interval's ends as numbers: three table cells that
 // Table.Add formats with %.4g.
 func (e Est) Cells() []any { return []any{e.V, e.Lo, e.Hi} }
+
+// Share is the pooled share Σk/Σn of units over the runs (agents completed of agents
+// launched) with its 95% cluster-bootstrap interval: the run is the unit (the units
+// of one run share its faults; reports.ClusterShare).
+func (r *Result[P, S]) Share(k, n func(S) int) Est {
+	ks, ns := make([]int, len(r.Runs)), make([]int, len(r.Runs))
+	for i, s := range r.Runs {
+		ks[i], ns[i] = k(s), n(s)
+	}
+	p, lo, hi := reports.ClusterShare(ks, ns, 2000, 1)
+	return Est{p, lo, hi}
+}
+
+// Count is the sum over the runs of an integer measure.
+func (r *Result[P, S]) Count(f func(S) int) int {
+	t := 0
+	for _, s := range r.Runs {
+		t += f(s)
+	}
+	return t
+}

@@ -198,7 +198,7 @@ func failoverSweep(x *scenarios.Exp) (*experiment.Sweep[failoverPoint, float64],
 				"expected: 5/6 of the lease plus a period — the crash falls on average half-way between two renewals (every third of the lease), so the registration lives lease − lease/6 more; then a backup is told, claims, and waits up to a period for the others' state.",
 			},
 			Figures: []reports.Figure{{Name: "rp-failover", Title: "Failover time vs registration lease", X: "lease (ms)", Y: "failover (ms)", Low: "failover lo", High: "failover hi",
-				Series: "period", XLabel: "registration lease (ms)", YLabel: "primary crash → new primary (ms)", Fit: true,
+				Series: "period", XLabel: "registration lease (ms)", YLabel: "primary crash → new primary (ms)", Fit: "line",
 				Caption: "The registration lease dominates failover: the registries must drop the crashed primary before a backup may take over, so failover grows linearly with the lease (slope ≈ 5/6: the crash falls on average half-way through a renewal period of a third of the lease); the ping period adds the detection and claim steps on top."}},
 		}},
 	}, nil
