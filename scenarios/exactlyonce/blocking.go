@@ -405,28 +405,22 @@ func blockingSweep(x *scenarios.Exp) (*experiment.Sweep[point, runSummary], erro
 			Columns: []string{"protocol", "observers", "variant", "crash_rate", "runs", "agents", "completed", "completion_rate", "completion_lo", "completion_hi",
 				"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "msgs_lo", "msgs_hi", "safety_violations", "eo_p3_violations"},
 			Row: func(r *blockingResult) []any {
-				agents, completed := int(r.Sum(func(s runSummary) float64 { return float64(s.agents) })), 0
 				var times []time.Duration
 				var perAgent []float64
 				for _, s := range r.Runs {
-					completed += len(s.times)
 					times = append(times, s.times...)
 					if s.launched > 0 {
 						perAgent = append(perAgent, float64(s.messages)/float64(s.launched))
 					}
 				}
-				rate := 0.0
-				if agents > 0 {
-					rate = float64(completed) / float64(agents)
-				}
 				mean, p95 := meanP95(times)
-				w := experiment.Wilson(completed, agents)
 				pt := r.Point
-				return []any{pt.proto, pt.observers, pt.variant(), pt.rate, r.N(), agents, completed, fmt.Sprintf("%.4f", rate), fmt.Sprintf("%.4f", w.Lo), fmt.Sprintf("%.4f", w.Hi),
-					mean, p95, experiment.Mean(perAgent).Fmt("%.1f"), int(r.Sum(func(s runSummary) float64 { return float64(s.safety) })), int(r.Sum(func(s runSummary) float64 { return float64(s.liveness) }))}
+				return []any{pt.proto, pt.observers, pt.variant(), pt.rate, r.N(), r.Count(agentsOf), r.Count(completedOf), completion(r).Fmt("%.4f"),
+					mean, p95, experiment.Mean(perAgent).Fmt("%.1f"), r.Count(func(s runSummary) int { return s.safety }), r.Count(func(s runSummary) int { return s.liveness })}
 			},
 			Notes: []string{
-				fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s.", agentsN, stagesN, work, deadline),
+				fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s. The same seed gives every variant the same crashes.", agentsN, stagesN, work, deadline),
+				"Completion: agents completed of agents launched, pooled over the runs, with a 95% cluster-bootstrap interval over runs (the agents of one run share its crashes: the run is the unit). Messages per agent: mean over runs, 95% Student's t interval.",
 				"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).",
 			},
 			NotesFrom: func(rs []*blockingResult) []string {
@@ -447,50 +441,117 @@ func blockingSweep(x *scenarios.Exp) (*experiment.Sweep[point, runSummary], erro
 				}
 				return nil
 			},
-			Figures: []reports.Figure{
-				{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
-					Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed",
-					Caption: "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker. Bars: 95% Wilson intervals over the agents of all runs (agents of one run share crashes, so the intervals are optimistic)."},
-				{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
-					Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent",
-					Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
-			},
-		}, {Make: blockedTables(1 + len(obs))}, {Make: failoverTable(obs)}},
+			FiguresFrom: blockingFigures,
+		}, {Make: blockedTable}, {Make: failoverTable(obs)}},
+		Claims: blockingClaims,
 	}, nil
 }
 
-// blockedTables: blocked agents by cause, one table (and figure) per variant (the first
-// variants points: the variants at the first crash rate).
-func blockedTables(variants int) func(rs []*blockingResult) ([]*reports.Table, error) {
-	return func(rs []*blockingResult) ([]*reports.Table, error) {
-		var out []*reports.Table
-		for _, v := range rs[:variants] {
-			pt := v.Point
-			slug := "simple"
-			if pt.proto == "extended" {
-				slug = fmt.Sprintf("ext%d", pt.observers)
-			}
-			bt := reports.NewTable("EO-P4 blocked agents by cause: "+pt.variant(), "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
-			for _, r := range rs {
-				if r.Point.proto != pt.proto || r.Point.observers != pt.observers {
-					continue
-				}
-				agents := int(r.Sum(func(s runSummary) float64 { return float64(s.agents) }))
-				for _, c := range []struct {
-					name string
-					n    func(s runSummary) float64
-				}{{"no majority", func(s runSummary) float64 { return float64(s.noMajority) }}, {"in doubt", func(s runSummary) float64 { return float64(s.inDoubt) }}, {"other", func(s runSummary) float64 { return float64(s.other) }}} {
-					n := int(r.Sum(c.n))
-					bt.Add(r.Point.rate, c.name, r.N(), agents, n, experiment.Wilson(n, agents).Fmt("%.4f"))
-				}
-			}
-			bt.Figures = []reports.Figure{{Name: "eo-blocked-" + slug, Title: "Agents blocked, by cause: " + pt.variant(), X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
-				Series: "cause", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents blocked",
-				Caption: "Why agents did not complete (" + pt.variant() + "): no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% Wilson intervals."}}
-			out = append(out, bt)
+var (
+	agentsOf    = func(s runSummary) int { return s.agents }
+	completedOf = func(s runSummary) int { return len(s.times) }
+)
+
+// completion is a point's share of agents completed, with its cluster-bootstrap
+// interval over runs.
+func completion(r *blockingResult) experiment.Est { return r.Share(completedOf, agentsOf) }
+
+// byVariant groups the results by variant, in point order, and lists the crash rates.
+func byVariant(rs []*blockingResult) (variants []string, rates []float64, at map[string]map[float64]*blockingResult) {
+	at = map[string]map[float64]*blockingResult{}
+	for _, r := range rs {
+		v := r.Point.variant()
+		if at[v] == nil {
+			at[v] = map[float64]*blockingResult{}
+			variants = append(variants, v)
 		}
-		return out, nil
+		at[v][r.Point.rate] = r
+		if !slices.Contains(rates, r.Point.rate) {
+			rates = append(rates, r.Point.rate)
+		}
 	}
+	return variants, rates, at
+}
+
+// versusSimple says, for each variant with observers, at which crash rates it
+// completes more agents than the simple protocol and at which fewer.
+func versusSimple(rs []*blockingResult) (sentences []string, reversed bool) {
+	variants, rates, at := byVariant(rs)
+	for _, v := range variants {
+		if v == "simple" || at["simple"] == nil || at[v][rates[0]].Point.observers == 0 {
+			continue
+		}
+		var better, worse []string
+		for _, rate := range rates {
+			if rate == 0 {
+				continue
+			}
+			e, s := completion(at[v][rate]).V, completion(at["simple"][rate]).V
+			switch {
+			case e > s:
+				better = append(better, fmt.Sprintf("%g", rate))
+			case e < s:
+				worse = append(worse, fmt.Sprintf("%g (%s vs %s)", rate, reports.Pct(e), reports.Pct(s)))
+			}
+		}
+		sent := fmt.Sprintf("%s completes more agents than the simple protocol at crash rate %s", v, orNone(better))
+		if len(worse) > 0 {
+			reversed = true
+			sent += "; fewer at " + strings.Join(worse, ", ")
+		}
+		sentences = append(sentences, sent+".")
+	}
+	return sentences, reversed
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// blockingFigures: completion and messages per agent vs crash rate, the captions
+// drawn from the numbers.
+func blockingFigures(rs []*blockingResult) []reports.Figure {
+	vs, reversed := versusSimple(rs)
+	caption := "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker — but only while a majority of each stage is up. " + strings.Join(vs, " ")
+	if reversed {
+		caption += " Where a variant completes fewer, its stages of 1 + k nodes lacked a majority more often than the simple protocol's single node was down: observers help only while crashes are rare enough."
+	}
+	caption += " With 0 observers the extended protocol is the simple one (same crashes, same numbers: one series). Bars: 95% cluster-bootstrap intervals over runs."
+	return []reports.Figure{
+		{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
+			Series: "variant", Legend: "protocol", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed", Caption: caption},
+		{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
+			Series: "variant", Legend: "protocol", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent", ZeroY: true,
+			Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
+	}
+}
+
+// causes are the reasons an agent did not complete (blockCause), with their counts.
+var causes = []struct {
+	name string
+	n    func(s runSummary) int
+}{
+	{"no majority", func(s runSummary) int { return s.noMajority }},
+	{"in doubt", func(s runSummary) int { return s.inDoubt }},
+	{"other", func(s runSummary) int { return s.other }},
+}
+
+// blockedTable: blocked agents by cause and variant, one panel per variant on a shared
+// scale.
+func blockedTable(rs []*blockingResult) ([]*reports.Table, error) {
+	bt := reports.NewTable("EO-P4 blocked agents by cause", "variant", "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
+	for _, r := range rs {
+		for _, c := range causes {
+			bt.Add(r.Point.variant(), r.Point.rate, c.name, r.N(), r.Count(agentsOf), r.Count(c.n), r.Share(c.n, agentsOf).Fmt("%.4f"))
+		}
+	}
+	bt.Figures = []reports.Figure{{Name: "eo-blocked", Title: "Agents blocked, by cause", X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
+		Series: "cause", Legend: "why the agent did not complete", Facet: "variant", XLabel: "crash rate", YLabel: "share of agents blocked",
+		Caption: "Why agents did not complete, one panel per variant on one scale: no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: its one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% cluster-bootstrap intervals over runs."}}
+	return []*reports.Table{bt}, nil
 }
 
 // failoverTable: failover after a worker crash, the extended protocol with observers.
@@ -523,10 +584,50 @@ func failoverTable(obs []int) func(rs []*blockingResult) ([]*reports.Table, erro
 			return nil, nil
 		}
 		ft.Notes = append(fnotes, "Failover time: from the crash of the node that last began a stage's transaction, before the stage committed, to the stage's commit by another worker; pooled over every crash rate.")
-		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant",
+		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant", Legend: "protocol", Lines: true,
 			XLabel: "time from the worker's crash to the stage's commit (ms)", YLabel: "fraction of stages that lost their worker",
 			Caption: "How long the observers take to select a new worker and commit the stage after the worker crashes mid-stage (EO-5/EO-6: the observers' timeout, the election and the new transaction). Stages that never committed keep the curve below 1."}}
 		return []*reports.Table{ft}, nil
+	}
+}
+
+// blockingClaims judges EO-P4 and the paper's claim that observers reduce blocking.
+func blockingClaims(rs []*blockingResult) []reports.Claim {
+	majorityUp, withObs, simpleOther, simpleBlocked := 0, 0, 0, 0
+	for _, r := range rs {
+		if r.Point.proto == "extended" && r.Point.observers > 0 {
+			majorityUp += r.Count(func(s runSummary) int { return s.inDoubt + s.other })
+			withObs += r.Count(agentsOf)
+		}
+		if r.Point.proto == "simple" {
+			simpleOther += r.Count(func(s runSummary) int { return s.inDoubt + s.other })
+			simpleBlocked += r.Count(func(s runSummary) int { return s.noMajority + s.inDoubt + s.other })
+		}
+	}
+	vs, reversed := versusSimple(rs)
+	var price []string
+	_, rates, at := byVariant(rs)
+	variants, _, _ := byVariant(rs)
+	for _, v := range variants {
+		if r := at[v][rates[0]]; r != nil && r.Point.rate == 0 {
+			m := 0.0
+			for _, s := range r.Runs {
+				m += float64(s.messages) / float64(max(1, s.launched))
+			}
+			price = append(price, fmt.Sprintf("%s %.1f", v, m/float64(r.N())))
+		}
+	}
+	return []reports.Claim{
+		{Source: "Rothermel & Straßer 1997 §3–5 (EO-P4)", Paper: "With observers, a permanent worker crash does not block an agent while a majority of its stage is up.",
+			Measured: fmt.Sprintf("%d of %d agents of the extended protocol with observers blocked while a majority was up (in doubt: a prepared Put whose coordinator crashed — 2PC blocking — or still running)", majorityUp, withObs),
+			Verdict:  reports.Judge(majorityUp == 0)},
+		{Source: "Rothermel & Straßer 1997 §1, §3", Paper: "The extended protocol reduces the probability that agents are blocked.",
+			Measured: strings.Join(vs, " "), Verdict: reports.Judge(!reversed)},
+		{Source: "Rothermel & Straßer 1997 §2", Paper: "The simple protocol blocks an agent while the node it waits on is down.",
+			Measured: fmt.Sprintf("%d agents blocked, %d of them for a reason other than their stage's node being down", simpleBlocked, simpleOther),
+			Verdict:  reports.Judge(simpleBlocked > 0 && simpleOther == 0)},
+		{Source: "Rothermel & Straßer 1997 §3–5", Paper: "Observers cost extra messages (voting, selection, I_AM_ALIVE); no number given.",
+			Measured: "messages per agent without crashes: " + strings.Join(price, ", "), Verdict: reports.NoNumber},
 	}
 }
 
