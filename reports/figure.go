@@ -31,6 +31,9 @@ type Figure struct {
 	Y    string `json:"y"`
 	Low  string `json:"low,omitempty"`
 	High string `json:"high,omitempty"`
+	// Ys, when set, draws several columns of each row as series of their own (the
+	// detection and the compensation time of one grace period), in place of Y.
+	Ys []YSeries `json:"ys,omitempty"`
 	// Series, when set, names the column whose values split the rows into series;
 	// Legend names the quantity they stand for ("ping period"), the legend's heading.
 	// Series whose points are all equal are drawn once, labelled "A = B".
@@ -79,6 +82,15 @@ type Curve struct {
 	Reference bool `json:"reference,omitempty"`
 }
 
+// YSeries is one of a figure's Ys: a column (with its interval's) drawn as a series
+// named Name.
+type YSeries struct {
+	Name string `json:"name"`
+	Y    string `json:"y"`
+	Low  string `json:"low,omitempty"`
+	High string `json:"high,omitempty"`
+}
+
 // SeriesData is one plotted line: its points and, when the figure has them, the lower
 // and upper ends of each point's interval.
 type SeriesData struct {
@@ -97,23 +109,32 @@ func (f *Figure) Data(t *Table) ([]SeriesData, error) {
 		}
 		return i, nil
 	}
+	ys := f.Ys
+	if len(ys) == 0 {
+		ys = []YSeries{{Name: "", Y: f.Y, Low: f.Low, High: f.High}}
+	}
 	xi, err := col(f.X)
 	if err != nil {
 		return nil, err
 	}
-	yi, err := col(f.Y)
-	if err != nil {
-		return nil, err
-	}
-	li, hi, si, fi := -1, -1, -1, -1
-	if f.Low != "" {
-		if li, err = col(f.Low); err != nil {
+	type ycols struct{ y, lo, hi int }
+	var yc []ycols
+	for _, y := range ys {
+		c := ycols{-1, -1, -1}
+		if c.y, err = col(y.Y); err != nil {
 			return nil, err
 		}
-		if hi, err = col(f.High); err != nil {
-			return nil, err
+		if y.Low != "" {
+			if c.lo, err = col(y.Low); err != nil {
+				return nil, err
+			}
+			if c.hi, err = col(y.High); err != nil {
+				return nil, err
+			}
 		}
+		yc = append(yc, c)
 	}
+	si, fi := -1, -1
 	if f.Series != "" {
 		if si, err = col(f.Series); err != nil {
 			return nil, err
@@ -134,39 +155,46 @@ func (f *Figure) Data(t *Table) ([]SeriesData, error) {
 		return v, nil
 	}
 	for _, r := range t.Rows {
-		name, facet := f.Y, ""
-		if si >= 0 {
-			name = r[si]
-		}
-		if fi >= 0 {
-			facet = r[fi]
-		}
-		k, ok := idx[facet+"\x00"+name]
-		if !ok {
-			k = len(out)
-			idx[facet+"\x00"+name] = k
-			out = append(out, SeriesData{Name: name, Facet: facet})
-		}
-		x, err := num(r, xi)
-		if err != nil {
-			return nil, err
-		}
-		y, err := num(r, yi)
-		if err != nil {
-			return nil, err
-		}
-		s := &out[k]
-		s.X, s.Y = append(s.X, x), append(s.Y, y)
-		if li >= 0 {
-			l, err := num(r, li)
+		for j, c := range yc {
+			name, facet := f.Y, ""
+			switch {
+			case len(f.Ys) > 0 && si >= 0:
+				name = ys[j].Name + ", " + r[si]
+			case len(f.Ys) > 0:
+				name = ys[j].Name
+			case si >= 0:
+				name = r[si]
+			}
+			if fi >= 0 {
+				facet = r[fi]
+			}
+			k, ok := idx[facet+"\x00"+name]
+			if !ok {
+				k = len(out)
+				idx[facet+"\x00"+name] = k
+				out = append(out, SeriesData{Name: name, Facet: facet})
+			}
+			x, err := num(r, xi)
 			if err != nil {
 				return nil, err
 			}
-			h, err := num(r, hi)
+			y, err := num(r, c.y)
 			if err != nil {
 				return nil, err
 			}
-			s.Low, s.High = append(s.Low, l), append(s.High, h)
+			s := &out[k]
+			s.X, s.Y = append(s.X, x), append(s.Y, y)
+			if c.lo >= 0 {
+				l, err := num(r, c.lo)
+				if err != nil {
+					return nil, err
+				}
+				h, err := num(r, c.hi)
+				if err != nil {
+					return nil, err
+				}
+				s.Low, s.High = append(s.Low, l), append(s.High, h)
+			}
 		}
 	}
 	return out, nil
@@ -385,9 +413,14 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, s := range data {
 		for i := range s.Y {
-			ymin, ymax = min(ymin, s.Y[i]), max(ymax, s.Y[i])
+			if !f.LogY || s.Y[i] > 0 {
+				ymin, ymax = min(ymin, s.Y[i]), max(ymax, s.Y[i])
+			}
 			if s.Low != nil {
-				ymin, ymax = min(ymin, s.Low[i]), max(ymax, s.High[i])
+				if !f.LogY || s.Low[i] > 0 {
+					ymin = min(ymin, s.Low[i])
+				}
+				ymax = max(ymax, s.High[i])
 			}
 		}
 	}
@@ -428,21 +461,27 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 		if f.LogY {
 			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 		}
-		if !math.IsInf(ymin, 0) {
-			p.Y.Min, p.Y.Max = padRange(ymin, ymax, f.LogY, 0.06)
-			if f.ZeroY && ymin >= 0 {
-				p.Y.Min = 0
+		// The axes' ranges: set now (the error bars are clamped to them on a log
+		// axis) and again once every plotter is added (adding one widens them to its
+		// data, and an interval's end below zero has no place on a log axis).
+		ranges := func() {
+			if !math.IsInf(ymin, 0) {
+				p.Y.Min, p.Y.Max = padRange(ymin, ymax, f.LogY, 0.06)
+				if f.ZeroY && ymin >= 0 {
+					p.Y.Min = 0
+				}
+				if !f.LogY && ymin >= 0 && p.Y.Min < 0 {
+					p.Y.Min = 0 // a count or a share never drops below zero
+				}
 			}
-			if !f.LogY && ymin >= 0 && p.Y.Min < 0 {
-				p.Y.Min = 0 // a count or a share never drops below zero
+			if f.Bars {
+				p.X.Min, p.X.Max = -0.6, float64(len(cats))-0.4
+				p.X.Tick.Marker = categoryTicks(cats, f.Categories)
+			} else if !math.IsInf(xmin, 0) {
+				p.X.Min, p.X.Max = padRange(xmin, xmax, f.LogX, 0.04)
 			}
 		}
-		if f.Bars {
-			p.X.Min, p.X.Max = -0.6, float64(len(cats))-0.4
-			p.X.Tick.Marker = categoryTicks(cats, f.Categories)
-		} else if !math.IsInf(xmin, 0) {
-			p.X.Min, p.X.Max = padRange(xmin, xmax, f.LogX, 0.04)
-		}
+		ranges()
 		var inFacet []SeriesData
 		for _, s := range data {
 			if s.Facet == facet {
@@ -453,7 +492,7 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 			i := idx[s.Name]
 			color, shape := SeriesColor(i), SeriesShape(i)
 			label := s.Name
-			if f.Series == "" {
+			if f.Series == "" && len(f.Ys) == 0 {
 				label = cmpOr(f.YLabel, s.Name)
 			}
 			if f.Bars {
@@ -529,6 +568,7 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 			}
 			addLegend(c.Name, thumbs...)
 		}
+		ranges()
 		fc.panels = append(fc.panels, p)
 	}
 	return fc, nil
@@ -561,7 +601,14 @@ func (f *Figure) drawSeries(p *plot.Plot, s SeriesData, color color.Color, shape
 		thumbs = append(thumbs, sc)
 	}
 	if s.Low != nil && !f.Lines {
-		eb, err := plotter.NewYErrorBars(errPoints{s.X, s.Y, s.Low, s.High})
+		lo := s.Low
+		if f.LogY {
+			lo = make([]float64, len(s.Low))
+			for i, l := range s.Low {
+				lo[i] = max(l, p.Y.Min)
+			}
+		}
+		eb, err := plotter.NewYErrorBars(errPoints{s.X, s.Y, lo, s.High})
 		if err != nil {
 			return nil, fmt.Errorf("reports: figure %s: %w", f.Name, err)
 		}
