@@ -42,6 +42,9 @@ type Figure struct {
 	// Facet, when set, names the column whose values split the rows into panels side
 	// by side, sharing the y axis (small multiples instead of one plot per value).
 	Facet string `json:"facet,omitempty"`
+	// FacetName names the quantity the panels stand for ("ping period"): each panel's
+	// title is it and the panel's value.
+	FacetName string `json:"facet_name,omitempty"`
 	// XLabel and YLabel label the axes (default: the column names).
 	XLabel string `json:"xlabel,omitempty"`
 	YLabel string `json:"ylabel,omitempty"`
@@ -452,7 +455,7 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 	for _, facet := range facets {
 		title := f.Title
 		if len(facets) > 1 {
-			title = facet
+			title = strings.TrimSpace(f.FacetName + " " + facet)
 		}
 		p := NewPlot(title, cmpOr(f.XLabel, f.X), cmpOr(f.YLabel, f.Y))
 		if f.LogX {
