@@ -110,7 +110,7 @@ func cmdExperiments(e *env, args []string) error {
 			return err
 		}
 		files = append(files, written...)
-		entry := reports.IndexEntry{Name: sc.Name, Help: sc.Help, Dir: dir, Runs: last[1], CPU: cpu}
+		entry := reports.IndexEntry{Name: sc.Name, Help: sc.Help, Dir: dir, Runs: last[1], CPU: cpu.Round(10 * time.Millisecond)}
 		for _, t := range tables {
 			entry.Claims = append(entry.Claims, t.Claims...)
 			if entry.Figure == "" && len(t.Figures) > 0 {

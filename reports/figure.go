@@ -62,7 +62,9 @@ type Figure struct {
 	// Points draws markers only; Lines draws lines only (a distribution function);
 	// Bars draws grouped bars over x taken as categories (labelled by Categories in
 	// increasing x order, or by the numbers).
-	Points     bool     `json:"points,omitempty"`
+	Points bool `json:"points,omitempty"`
+	// Steps draws the lines as steps (an empirical distribution function).
+	Steps      bool     `json:"steps,omitempty"`
 	Lines      bool     `json:"lines,omitempty"`
 	Bars       bool     `json:"bars,omitempty"`
 	Categories []string `json:"categories,omitempty"`
@@ -572,6 +574,12 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 			addLegend(c.Name, thumbs...)
 		}
 		ranges()
+		if f.LogY {
+			// gonum boxes a log axis' label at the linear middle of the range: the
+			// figure draws it instead, in the room a one-space label keeps.
+			fc.ylabels = append(fc.ylabels, p.Y.Label.Text)
+			p.Y.Label.Text = " "
+		}
 		fc.panels = append(fc.panels, p)
 	}
 	return fc, nil
@@ -591,6 +599,9 @@ func (f *Figure) drawSeries(p *plot.Plot, s SeriesData, color color.Color, shape
 			return nil, fmt.Errorf("reports: figure %s: %w", f.Name, err)
 		}
 		ln.LineStyle.Color, ln.LineStyle.Width = color, vg.Points(1.4)
+		if f.Steps {
+			ln.StepStyle = plotter.PostStep
+		}
 		p.Add(ln)
 		thumbs = append(thumbs, ln)
 	}

@@ -21,11 +21,11 @@ type Fit struct {
 func (f Fit) String() string {
 	r2 := fmt.Sprintf("R² %.3f", f.R2)
 	if math.IsNaN(f.R2) {
-		r2 = "constant"
+		return fmt.Sprintf("constant %.4g", f.Coef[0])
 	}
 	switch f.Family {
 	case "line":
-		return fmt.Sprintf("least-squares line %.3g %+.3g·x (%s)", f.Coef[0], f.Coef[1], r2)
+		return fmt.Sprintf("least-squares line %.4g %+.4g·x (%s)", f.Coef[0], f.Coef[1], r2)
 	case "quadratic":
 		return fmt.Sprintf("least-squares quadratic %.3g %+.3g·x %+.3g·x² (%s)", f.Coef[0], f.Coef[1], f.Coef[2], r2)
 	case "power":

@@ -172,7 +172,7 @@ td,th{border:1px solid #ddd;padding:.2em .5em;text-align:right}th{background:#f0
 figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #eee}figure.fig img{width:100%}figcaption{color:#444;margin-top:.3em}
 .muted{color:#666}
 .holds{color:#117733;font-weight:bold}.does-not-hold{color:#b3261e;font-weight:bold}.paper-gives-no-number{color:#666}
-table.claims td,table.claims th{text-align:left;vertical-align:top}details summary{cursor:pointer;color:#0072B2;margin:.4em 0}`
+table.claims td,table.claims th{text-align:left;vertical-align:top}.tw{overflow-x:auto}details summary{cursor:pointer;color:#0072B2;margin:.4em 0}`
 
 var experimentPage = template.Must(template.New("experiment").Funcs(template.FuncMap{"slug": func(v any) string { return Slug(fmt.Sprint(v)) }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.X.Name}} — simrun experiment</title>
@@ -190,9 +190,9 @@ var experimentPage = template.Must(template.New("experiment").Funcs(template.Fun
 {{range .Figures}}<figure id="fig-{{.Name}}" class="fig"><img src="{{.SVG}}" alt="{{.Title}}">
 <figcaption><b>{{.Title}}.</b> {{.Caption}} <a href="{{.PNG}}">PNG</a> · <a href="{{.SVG}}">SVG</a></figcaption></figure>
 {{end}}{{range .Notes}}<p class="muted">{{.}}</p>
-{{end}}{{if .Fold}}<details><summary>the table ({{len .Rows}} rows)</summary>{{end}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+{{end}}{{if .Fold}}<details><summary>the table ({{len .Rows}} rows)</summary>{{end}}<div class="tw"><table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{if .Fold}}</details>{{end}}
+{{end}}</table></div>{{if .Fold}}</details>{{end}}
 <p><a href="{{.CSV}}">{{.CSV}}</a></p></section>
 {{end}}
 <section id="reproduce"><h2>Reproduce</h2>

@@ -167,7 +167,11 @@ type legendEntry struct {
 // figureCanvas is a figure ready to be drawn: its panels (one plot, or several side by
 // side sharing an axis), the legend below them, its heading, and the size.
 type figureCanvas struct {
-	panels  []*plot.Plot
+	panels []*plot.Plot
+	// ylabels, when set, are the panels' y labels drawn by the figure instead of
+	// gonum: on a log axis gonum places the label's box at the linear middle of the
+	// range, near the top, and pads the plot down to make room for it.
+	ylabels []string
 	legend  []legendEntry
 	heading string // what the series stand for ("ping period")
 }
@@ -230,6 +234,7 @@ func (fc *figureCanvas) draw(c draw.Canvas) {
 	top := draw.Crop(c, vg.Points(4), -vg.Points(8), legendH, -vg.Points(4))
 	if len(fc.panels) == 1 {
 		fc.panels[0].Draw(top)
+		fc.ylabel(0, top)
 	} else {
 		pr, pc := fc.grid()
 		tiles := draw.Tiles{Rows: pr, Cols: pc, PadX: vg.Points(14), PadY: vg.Points(10)}
@@ -247,6 +252,7 @@ func (fc *figureCanvas) draw(c draw.Canvas) {
 			for j, p := range grid[i] {
 				if p != nil {
 					p.Draw(cs[i][j])
+					fc.ylabel(i*pc+j, cs[i][j])
 				}
 			}
 		}
@@ -274,6 +280,18 @@ func (fc *figureCanvas) draw(c draw.Canvas) {
 		c.FillText(sty, vg.Point{X: x + vg.Points(34), Y: yy + vg.Points(1)}, e.label)
 	}
 	_ = cols
+}
+
+// ylabel draws panel i's y label (when the figure draws it) at the left of c, turned
+// a quarter, centred on c.
+func (fc *figureCanvas) ylabel(i int, c draw.Canvas) {
+	if i >= len(fc.ylabels) || fc.ylabels[i] == "" {
+		return
+	}
+	sty := fc.panels[i].Y.Label.TextStyle
+	sty.Rotation = math.Pi / 2
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	c.FillText(sty, vg.Point{X: c.Min.X, Y: (c.Min.Y + c.Max.Y) / 2}, fc.ylabels[i])
 }
 
 // save writes the figure as dir/name.png (at 2× resolution) and dir/name.svg (its

@@ -494,7 +494,7 @@ func versusSimple(rs []*blockingResult) (sentences []string, reversed bool) {
 				worse = append(worse, fmt.Sprintf("%g (%s vs %s)", rate, reports.Pct(e), reports.Pct(s)))
 			}
 		}
-		sent := fmt.Sprintf("%s completes more agents than the simple protocol at crash rate %s", v, orNone(better))
+		sent := fmt.Sprintf("%s completes more agents than the simple protocol at crash rate %s", strings.ToUpper(v[:1])+v[1:], orNone(better))
 		if len(worse) > 0 {
 			reversed = true
 			sent += "; fewer at " + strings.Join(worse, ", ")
@@ -584,7 +584,7 @@ func failoverTable(obs []int) func(rs []*blockingResult) ([]*reports.Table, erro
 			return nil, nil
 		}
 		ft.Notes = append(fnotes, "Failover time: from the crash of the node that last began a stage's transaction, before the stage committed, to the stage's commit by another worker; pooled over every crash rate.")
-		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant", Legend: "protocol", Lines: true,
+		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant", Legend: "protocol", Lines: true, Steps: true,
 			XLabel: "time from the worker's crash to the stage's commit (ms)", YLabel: "fraction of stages that lost their worker",
 			Caption: "How long the observers take to select a new worker and commit the stage after the worker crashes mid-stage (EO-5/EO-6: the observers' timeout, the election and the new transaction). Stages that never committed keep the curve below 1."}}
 		return []*reports.Table{ft}, nil

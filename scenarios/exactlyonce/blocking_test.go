@@ -105,12 +105,12 @@ func TestBlockingCausesAndFailover(t *testing.T) {
 	for _, k := range []string{"2", "4"} {
 		v := "extended, " + k + " observers"
 		fewer := share[v+"/0.3"] < share["simple/0.3"]
-		i := strings.Index(fig.Caption, v+" completes")
+		i := strings.Index(fig.Caption, "E"+v[1:]+" completes")
 		if i < 0 {
 			t.Fatalf("the caption says nothing of %s: %q", v, fig.Caption)
 		}
 		sentence := fig.Caption[i+len(v):] // up to the next variant's or the closing sentence
-		for _, next := range []string{"extended, ", " Where ", " With 0 "} {
+		for _, next := range []string{"Extended, ", " Where ", " With 0 "} {
 			sentence, _, _ = strings.Cut(sentence, next)
 		}
 		says := strings.Contains(sentence, "fewer at 0.3")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,5 +161,53 @@ func TestGoldenDefaults(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			compare(t, filepath.Join("testdata", "defaults", strings.ReplaceAll(sc.Name, "/", "_")), output(t, sc, nil))
 		})
+	}
+}
+
+// TestFiguresFollowTheHouseRules (issue 32 §1, made general): every figure of every
+// experiment draws from its table, names the quantity its series stand for, fits only
+// a named family, has a caption; every experiment runs at least 30 runs per point by
+// default (a run costs milliseconds) and states the paper's claims it measures.
+func TestFiguresFollowTheHouseRules(t *testing.T) {
+	for _, sc := range experiments(t) {
+		for _, d := range sc.Params {
+			if n, err := strconv.Atoi(d.Default); (d.Name == "runs" || d.Name == "seeds") && (err != nil || n < 30) {
+				t.Errorf("%s: %s defaults to %s, fewer than 30 per point", sc.Name, d.Name, d.Default)
+			}
+		}
+		ps, err := scenarios.NewParams(sc.Params, small[sc.Name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims := 0
+		for _, tb := range tables {
+			claims += len(tb.Claims)
+			for _, f := range tb.Figures {
+				what := sc.Name + " " + f.Name
+				data, err := f.Data(tb)
+				if err != nil {
+					t.Errorf("%s: %v", what, err)
+					continue
+				}
+				if f.Caption == "" {
+					t.Errorf("%s: no caption", what)
+				}
+				if len(reports.Merged(data)) > 1 && f.Legend == "" && f.Series != "" {
+					t.Errorf("%s: %d series and no legend heading naming what they stand for", what, len(data))
+				}
+				if f.Fit != "" {
+					if _, err := reports.FitFamily(f.Fit, []float64{1, 2, 3}, []float64{1, 2, 4}); err != nil {
+						t.Errorf("%s: %v", what, err)
+					}
+				}
+			}
+		}
+		if claims == 0 {
+			t.Errorf("%s states no claim of its paper", sc.Name)
+		}
 	}
 }

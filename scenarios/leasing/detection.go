@@ -378,8 +378,7 @@ func (d *detector) delayTable() experiment.Table[detectionPoint, detectionRun] {
 		},
 		Notes: []string{
 			fmt.Sprintf("Renew-on-call lease used every %v; the devices part for good at a uniform time in [2s,3s].", d.every),
-			"Expected: the grantor expires one term after its last renewal (term - U(0, period) after the parting), the holder one latency later;",
-			"the discovery layer notices the silence much sooner but cannot tell a transient disconnection from a permanent one.",
+			"Expected: the grantor expires one term after its last renewal (term − U(0, access period) after the parting), the holder one latency later; the discovery layer notices the silence much sooner but cannot tell a transient disconnection from a permanent one.",
 		},
 		Figures: []reports.Figure{{Name: "ls-detection", Title: "Time for the grantor to notice a permanent parting, in lease terms",
 			X: "term_s", Y: "server_mean_over_term", Low: "ratio_lo", High: "ratio_hi", XLabel: "lease term (s)", YLabel: "parting → grantor's expiry, in terms",
@@ -448,15 +447,14 @@ func (d *detector) falseExpiryTable(term time.Duration) experiment.Table[detecti
 		},
 		Notes: []string{
 			fmt.Sprintf("Renew-on-call lease of %v used every %v; one disconnection at a uniform time in [2s,3s], then back in range.", term, d.every),
-			fmt.Sprintf("Every expiry here is a false expiry (the devices came back). Model: P(length > term - %v), the term minus half an access", c),
-			"period, half a beacon period and two latencies (the grantor's last renewal, the holder's rediscovery and the flushed message).",
+			fmt.Sprintf("Every expiry here is a false expiry (the devices came back). Model: P(length > term − %v), the term minus half an access period, half a beacon period and two latencies (the grantor's last renewal, the holder's rediscovery and the flushed message).", c),
 		},
 		Figures: []reports.Figure{{Name: "ls-false-expiry", Title: "False expiries vs mean disconnection length",
-			X: "mean_over_term", Y: "false_expiry_rate", Low: "rate_lo", High: "rate_hi", Series: "distribution", Points: true,
+			X: "mean_over_term", Y: "false_expiry_rate", Low: "rate_lo", High: "rate_hi", Series: "distribution", Legend: "disconnection lengths drawn from", Points: true,
 			XLabel: "mean disconnection length / lease term", YLabel: "share of runs whose lease expired",
 			Curves: []reports.Curve{
-				{Name: "model, exponential", F: func(x float64) float64 { return math.Exp(-thr / (x * secs(term))) }},
-				{Name: "model, uniform", F: func(x float64) float64 { return max(0, 1-thr/(2*x*secs(term))) }},
+				{Name: "model, exponential", Series: "exponential", F: func(x float64) float64 { return math.Exp(-thr / (x * secs(term))) }},
+				{Name: "model, uniform", Series: "uniform", F: func(x float64) float64 { return max(0, 1-thr/(2*x*secs(term))) }},
 			},
 			Caption: fmt.Sprintf("LS-P3: a transient disconnection expires the lease only when it outlasts the term minus %v (the last renewal's age, rediscovery, two latencies); measured shares with 95%% Wilson intervals against that model.", c)}},
 	}
@@ -501,12 +499,12 @@ func (d *detector) trafficTables(lambda float64, dur time.Duration) func([]*dete
 			"periodic":  func(x float64) float64 { return 2/x + first },
 		}
 		long.Figures = []reports.Figure{{Name: "ls-traffic", Title: "Lease-management traffic vs lease term",
-			X: "term_s", Y: "per_s", Low: "lo", High: "hi", Series: "policy", LogX: true, LogY: true, Points: true,
+			X: "term_s", Y: "per_s", Low: "lo", High: "hi", Series: "policy", Legend: "renewal policy", LogX: true, LogY: true, Points: true,
 			XLabel: "lease term (s)", YLabel: "acquisitions + renewals per second",
 			Curves: []reports.Curve{
-				{Name: "Gray & Cheriton, on-demand", F: models["on-demand"]},
-				{Name: "model, on-call", F: models["on-call"]},
-				{Name: "model, periodic", F: models["periodic"]},
+				{Name: "Gray & Cheriton, on-demand", Series: "on-demand", F: models["on-demand"]},
+				{Name: "model, on-call", Series: "on-call", F: models["on-call"]},
+				{Name: "model, periodic", Series: "periodic", F: models["periodic"]},
 			},
 			Caption: fmt.Sprintf("Poisson accesses at %g/s: on-demand extension follows Gray and Cheriton's λ/(1+λ·term); renewals piggybacked on calls cost only the gaps longer than a term; periodic renewal 2/term. Means over runs with 95%% confidence intervals; dashed: the models.", lambda)}}
 		rates := map[string]float64{}
@@ -525,10 +523,8 @@ func (d *detector) trafficTables(lambda float64, dur time.Duration) func([]*dete
 			}
 		}
 		t.Notes = append(t.Notes,
-			fmt.Sprintf("Poisson accesses at %g/s for %v; lease-management operations (acquisitions plus explicit renewals) per second;", lambda, dur),
-			"models include the run's first acquisition (1/duration).",
-			"on-demand is Gray & Cheriton's extend-on-access: load lambda/(1+lambda*term), steep at short terms, flat beyond a few access intervals;",
-			"on-call piggybacks renewals on accesses (only gaps longer than the term cost a new lease); periodic renews every term/2 (2/term).")
+			fmt.Sprintf("Poisson accesses at %g/s for %v; lease-management operations (acquisitions plus explicit renewals) per second; the models include the run's first acquisition (1/duration).", lambda, dur),
+			"on-demand is Gray & Cheriton's extend-on-access: load λ/(1+λ·term), steep at short terms, flat beyond a few access intervals; on-call piggybacks renewals on accesses (only gaps longer than the term cost a new lease); periodic renews every term/2 (2/term).")
 		return []*reports.Table{t, long}, nil
 	}
 }

@@ -307,7 +307,7 @@ func failoverSweep(x *scenarios.Exp) (*experiment.Sweep[failoverPoint, failoverR
 	}
 	var models []reports.Curve
 	for _, per := range periods {
-		models = append(models, reports.Curve{Name: fmt.Sprintf("expected for %v: 5/6·lease + %v", per, per), Series: periodName(per), F: func(l float64) float64 { return l*5/6 + ms(per) }})
+		models = append(models, reports.Curve{Name: fmt.Sprintf("expected for %s: 5/6·lease + %s", periodName(per), periodName(per)), Series: periodName(per), F: func(l float64) float64 { return l*5/6 + ms(per) }})
 	}
 	steady := func(f failoverRun) float64 { return f.steady }
 	return &experiment.Sweep[failoverPoint, failoverRun]{
@@ -655,10 +655,10 @@ func notifySweep(x *scenarios.Exp) (*experiment.Sweep[groupPoint, membership], e
 				return []reports.Figure{
 					{Name: "rp-notify-traffic", Title: "Membership traffic: polling vs notification", X: "replicas", Y: "messages per second", Low: "messages lo", High: "messages hi",
 						Series: "membership", Legend: "membership", XLabel: "replicas in the group", YLabel: "membership messages per second", ZeroY: true,
-						Caption: "§7: \"with remote event notification, backup replicas will be notified when the primary fails, which eliminates the need for backups to inquire frequently the status of the primary and, therefore, reduces the network overheads dramatically\". " + savingCaption(rs, rate, thesisNotify, thesisPolling, "the thesis' notification against its polling") + " " + savingCaption(rs, rate, simrunNotify, simrunPolling, "simrun's notification against its polling")},
+						Caption: "§7: \"with remote event notification, backup replicas will be notified when the primary fails, which eliminates the need for backups to inquire frequently the status of the primary and, therefore, reduces the network overheads dramatically\". " + "Measured, " + savingCaption(rs, rate, thesisNotify, thesisPolling, "the thesis' notification against its polling") + " " + savingCaption(rs, rate, simrunNotify, simrunPolling, "Simrun's notification against its polling")},
 					{Name: "rp-notify-failover", Title: "Failover time: polling vs notification", X: "replicas", Y: "failover (ms)", Low: "failover lo", High: "failover hi",
 						Series: "membership", Legend: "membership", XLabel: "replicas in the group", YLabel: "primary crash → new primary (ms)", ZeroY: true,
-						Caption: "Failover waits for the registration to expire (a lease, at most) either way; the notice of the expiry lets a backup act at once instead of at its next ping. " + savingCaption(rs, fo, thesisNotify, thesisPolling, "thesis notification against polling")},
+						Caption: "Failover waits for the registration to expire (a lease, at most) either way; the notice of the expiry lets a backup act at once instead of at its next ping. Measured, " + savingCaption(rs, fo, thesisNotify, thesisPolling, "the thesis' notification against its polling")},
 				}
 			},
 		}},
@@ -676,8 +676,8 @@ func notifySweep(x *scenarios.Exp) (*experiment.Sweep[groupPoint, membership], e
 			}
 			return []reports.Claim{
 				{Source: "Zhu 2002 §7", Paper: "Remote event notification reduces the network overheads of failure detection.",
-					Measured: savingCaption(rs, rate, thesisNotify, thesisPolling, "membership traffic, notification against polling (as the thesis builds them)"), Verdict: reports.Judge(lower)},
-				{Source: "Zhu 2002 §7", Paper: "... dramatically.", Measured: savingCaption(rs, rate, thesisNotify, thesisPolling, "by group size"), Verdict: reports.NoNumber},
+					Measured: savingCaption(rs, rate, thesisNotify, thesisPolling, "membership traffic of notification against polling, as the thesis builds them"), Verdict: reports.Judge(lower)},
+				{Source: "Zhu 2002 §7", Paper: "... dramatically.", Measured: savingCaption(rs, rate, thesisNotify, thesisPolling, "a change by group size of"), Verdict: reports.NoNumber},
 			}
 		},
 	}, nil
@@ -696,5 +696,5 @@ func savingCaption(rs []*experiment.Result[groupPoint, membership], f func(membe
 			}
 		}
 	}
-	return fmt.Sprintf("Measured, %s: %s.", what, strings.Join(parts, ", "))
+	return fmt.Sprintf("%s: %s.", what, strings.Join(parts, ", "))
 }

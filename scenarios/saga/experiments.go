@@ -458,7 +458,7 @@ func sectionsClaims(rs []*sectionsResult, fail float64) []reports.Claim {
 			}
 		}
 		out = append(out, reports.Claim{Source: "Limón et al. §3.3 steps 5–6", Paper: "Each agent passes the work to the next; the agent ending a sub-transaction tells the others (no message count given).",
-			Measured: fmt.Sprintf("6(n − 1) messages per transaction (n = 1…%d; exact at every n: %v), against an orchestrator's 2n", n, exact), Verdict: reports.NoNumber})
+			Measured: fmt.Sprintf("6(n − 1) messages per transaction (n = 1…%d, %s), against an orchestrator's 2n", n, map[bool]string{true: "exactly at every n", false: "not exactly at every n"}[exact]), Verdict: reports.NoNumber})
 	}
 	var agentShare, orchShare float64
 	for _, r := range rs {
@@ -587,7 +587,7 @@ func connectivitySweep(x *scenarios.Exp) (*experiment.Sweep[connPoint, connRun],
 			}
 			return []reports.Claim{
 				{Source: "Limón et al. §3.4, Fig. 3", Paper: "Each agent exchanges connectivity with one or two agents only, to lighten the network load (against all-to-all).",
-					Measured: fmt.Sprintf("messages per round 2(n−1) along the line, n(n−1) all-to-all, exactly at every n (%v); bytes grow as n² along the line (each beat carries the whole view)", exact),
+					Measured: fmt.Sprintf("messages per round 2(n−1) along the line, n(n−1) all-to-all (%s); but bytes grow as n² along the line (each beat carries the whole view)", map[bool]string{true: "exactly at every n", false: "not exactly at every n"}[exact]),
 					Verdict:  reports.Judge(exact)},
 				{Source: "Limón et al. §3.4", Paper: "A lost agent is reported to all agents by one of the agents that expected its message (no time given).",
 					Measured: fmt.Sprintf("time from the cut to the last agent's report at %d agents: %s", n, strings.Join(spreads, ", ")), Verdict: reports.NoNumber},

@@ -339,7 +339,7 @@ func costSweep(x *scenarios.Exp) (*experiment.Sweep[costPoint, taskCost], error)
 				}
 				out = append(out, reports.Claim{Source: "Winkowski 2000 §5 (WK-P5)",
 					Paper:    v.name + ": a conflict-free task's message complexity and response time are O(ϱ).",
-					Measured: fmt.Sprintf("messages %s at every ϱ = 1…%d (exactly %s: %v); response %.1f ms at ϱ = 1, %.1f ms at ϱ = %d (per resource: %.1f → %.1f ms)", "= "+mname, len(xs), mname, exact, ys[0], ys[len(ys)-1], int(xs[len(xs)-1]), ys[0]/xs[0], ys[len(ys)-1]/xs[len(xs)-1]),
+					Measured: fmt.Sprintf("messages %s %s at ϱ = 1…%d; response %.1f ms at ϱ = 1, %.1f ms at ϱ = %d (per resource: %.1f → %.1f ms)", map[bool]string{true: "exactly", false: "not exactly"}[exact], mname, len(xs), ys[0], ys[len(ys)-1], int(xs[len(xs)-1]), ys[0]/xs[0], ys[len(ys)-1]/xs[len(xs)-1]),
 					Verdict:  reports.Judge(exact && linear)})
 			}
 			return out
@@ -422,6 +422,10 @@ func contentionSweep(x *scenarios.Exp) (*experiment.Sweep[costPoint, taskCost], 
 				}
 			},
 		}},
+		Claims: func(rs []*costResult) []reports.Claim {
+			return []reports.Claim{{Source: "Winkowski 2000 §1", Paper: "The best possible failure locality is achieved for the price of economy (response time and message complexity; no number given).",
+				Measured: contentionCaption(rs), Verdict: reports.NoNumber}}
+		},
 	}, nil
 }
 
