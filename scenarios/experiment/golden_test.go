@@ -211,3 +211,46 @@ func TestFiguresFollowTheHouseRules(t *testing.T) {
 		}
 	}
 }
+
+// docs is the users' page on the experiments; blocks of it between
+// <!-- generated: NAME --> and <!-- end: NAME --> are generated (-update rewrites them).
+const docs = "../../docs/experiments.md"
+
+// TestDocsChapter6Table (issue 32 §3): the chapter-6 table in docs/experiments.md is
+// replication/chapter6's own at seed 1 (a table copied by hand went stale: 356/360/300/
+// 362 ms against 400/400/344/400).
+func TestDocsChapter6Table(t *testing.T) {
+	rep, err := scenarios.RunName("replication/chapter6", scenarios.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(rep.Summary, "failovers")
+	if i < 0 {
+		t.Fatalf("no failover table in the summary:\n%s", rep.Summary)
+	}
+	table := "```\n$ simrun run replication/chapter6 --seed 1\n" + strings.TrimRight(rep.Summary[i:], "\n") + "\n```\n"
+	generated(t, "chapter6", table)
+}
+
+// generated checks (or with -update rewrites) the block name of the docs page.
+func generated(t *testing.T, name, body string) {
+	t.Helper()
+	b, err := os.ReadFile(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, end := "<!-- generated: "+name+" -->\n", "<!-- end: "+name+" -->"
+	page := string(b)
+	i, j := strings.Index(page, start), strings.Index(page, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no block %q … %q", docs, start, end)
+	}
+	if got := page[i+len(start) : j]; got != body {
+		if !*update {
+			t.Fatalf("%s's %s block is stale (go test ./scenarios/experiment -run Docs -update rewrites it):\n--- page\n%s\n--- now\n%s", docs, name, got, body)
+		}
+		if err := os.WriteFile(docs, []byte(page[:i+len(start)]+body+page[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -106,26 +106,34 @@ var flowKinds = []flowKind{
 				// §6.7's key case on every seed: the ORBWork server killed is the one
 				// hosting the Process primary (greensboro in the thesis), whichever the
 				// registration IDs made it.
-				{label: "6.7", what: "ORBWork server of the Process primary (its task schedulers, during a Process task)", at: sim.Time(5 * s), groups: schedulers,
-					on: func(o sim.Observation) bool {
-						v, ok := o.Value.(rp.Task)
-						return ok && o.Kind == rp.ObsSideCall && v.Group == "Process"
-					},
-					victims: func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID {
-						host := "greensboro"
-						if p := d.primary(k, d.groupNamed("Process")); p >= 0 {
-							host, _, _ = strings.Cut(d.nodes[p].Name, "/")
-						}
-						var out []sim.NodeID
-						for _, g := range schedulers {
-							id, _ := d.byName(host + "/" + g + ".scd")
-							out = append(out, id)
-						}
-						return out
-					}},
+				killed67(d, 5*s),
 				{label: "6.8", what: "worklist server on cumming", at: sim.Time(6 * s), groups: []string{"worklist"}, victims: node("cumming/worklist")},
 			}
 		}},
+}
+
+// killed67 is §6.7's kill at or after at, during a Process task: the ORBWork server
+// hosting the Process group's primary, with its task schedulers; the table names it.
+func killed67(d *deployment, at time.Duration) *trigger {
+	t := &trigger{label: "6.7", what: "ORBWork server of the Process primary (its task schedulers, during a Process task)", at: sim.Time(at), groups: schedulers,
+		on: func(o sim.Observation) bool {
+			v, ok := o.Value.(rp.Task)
+			return ok && o.Kind == rp.ObsSideCall && v.Group == "Process"
+		}}
+	t.victims = func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID {
+		host := "greensboro"
+		if p := d.primary(k, d.groupNamed("Process")); p >= 0 {
+			host, _, _ = strings.Cut(d.nodes[p].Name, "/")
+		}
+		t.what = "ORBWork server on " + host + ", the Process primary's (its task schedulers, during a Process task)"
+		var out []sim.NodeID
+		for _, g := range schedulers {
+			id, _ := d.byName(host + "/" + g + ".scd")
+			out = append(out, id)
+		}
+		return out
+	}
+	return t
 }
 
 func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
