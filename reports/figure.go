@@ -153,6 +153,9 @@ func (f *Figure) Data(t *Table) ([]SeriesData, error) {
 	var out []SeriesData
 	idx := map[string]int{}
 	num := func(r []string, c int) (float64, error) {
+		if r[c] == "-" {
+			return math.NaN(), nil // not measured at this point
+		}
 		v, err := strconv.ParseFloat(r[c], 64)
 		if err != nil {
 			return 0, fmt.Errorf("reports: figure %s: column %q holds %q, not a number", f.Name, t.Columns[c], r[c])
@@ -186,6 +189,9 @@ func (f *Figure) Data(t *Table) ([]SeriesData, error) {
 			y, err := num(r, c.y)
 			if err != nil {
 				return nil, err
+			}
+			if math.IsNaN(x) || math.IsNaN(y) {
+				continue // not measured at this point (no message to share out, say)
 			}
 			s := &out[k]
 			s.X, s.Y = append(s.X, x), append(s.Y, y)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -230,9 +231,16 @@ func Wilson(k, n int) Est {
 	return Est{p, lo, hi}
 }
 
-// Fmt formats the estimate and its interval's ends with format: three table cells.
+// Fmt formats the estimate and its interval's ends with format: three table cells
+// ("-" for a value not measured: NaN; figures leave such points out).
 func (e Est) Fmt(format string) []string {
-	return []string{fmt.Sprintf(format, e.V), fmt.Sprintf(format, e.Lo), fmt.Sprintf(format, e.Hi)}
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	return []string{f(e.V), f(e.Lo), f(e.Hi)}
 }
 
 // Cells is the estimate and its interval's ends as numbers: three table cells that

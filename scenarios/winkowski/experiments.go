@@ -702,7 +702,7 @@ func localityRun(v variantOf, fault string, n, meals int, bound time.Duration, s
 func init() {
 	experiment.Register(experiment.Def[costPoint, taskCost]{
 		Name: "winkowski/cost",
-		Help: "WK-P5: messages and response time per conflict-free task for ϱ = 1…8, with linear fits, for the game and both baselines",
+		Help: "WK-P5: messages (against their exact counts) and response time (against its model's family) per conflict-free task for ϱ = 1…8, the game and both baselines",
 		Params: []scenarios.Param{
 			{Name: "seeds", Default: "30", Help: "seeds per point (from --seed)"},
 			{Name: "agents", Default: "8", Help: "agents, each with its own pools"},
