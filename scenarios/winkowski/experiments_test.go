@@ -135,7 +135,7 @@ func TestLocalityExperiment(t *testing.T) {
 // game pays for its conflicts: more than its conflict-free 14ϱ from ϱ = 2 on.
 func TestContentionExperiment(t *testing.T) {
 	tables := runExperiment(t, "winkowski/contention", map[string]string{"seeds": "2", "agents": "4", "tasks": "3", "pools": "4", "rho": "3"})
-	rows := tables[0].Rows
+	rows := table(t, tables, "WK-P5 under contention: cost vs ϱ, all protocols").Rows
 	if len(rows) != 12 {
 		t.Fatalf("%d rows, want 4 protocols × 3", len(rows))
 	}
