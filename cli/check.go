@@ -297,8 +297,10 @@ func checkOne(e *env, m *model.Model, sys model.System, p *model.Params, o model
 				return nil, "", fmt.Errorf("check: reading back %s: %w", trace, err)
 			}
 			rr := reports.Run{Title: fmt.Sprintf("%s: counterexample of %s %s", m.Name, v.Kind, v.Name), Scenario: m.Name,
-				Params: p.Values(), Repro: "simrun replay " + scenarios.ShellQuote(trace), Nodes: names, Records: recs,
-				Verdicts: []reports.VerdictLine{{Class: "violated", Property: v.Kind.String() + " " + v.Name, Detail: fmt.Sprintf("depth %d", v.Depth)}}}
+				Params: p.Values(), Nodes: names, Records: recs,
+				Repro:     checkCommand(m, p, o, cf) + "\n\n# this counterexample's trace, which 'simrun replay' re-executes in the simulator:\n# simrun replay " + scenarios.ShellQuote(trace),
+				Violation: &reports.Violation{Property: v.Kind.String() + " " + v.Name, Step: len(recs) - 1, Cycle: v.Cycle},
+				Verdicts:  []reports.VerdictLine{{Class: "violated", Property: v.Kind.String() + " " + v.Name, Detail: fmt.Sprintf("depth %d", v.Depth)}}}
 			if _, err := reports.WriteRun(cf.reportDir, rr); err != nil {
 				return nil, "", err
 			}
@@ -306,6 +308,36 @@ func checkOne(e *env, m *model.Model, sys model.System, p *model.Params, o model
 		}
 	}
 	return res, trace, nil
+}
+
+// checkCommand is the command that finds the same counterexample again: the model,
+// its non-default parameters and the search options that shape the search.
+func checkCommand(m *model.Model, p *model.Params, o model.Options, cf checkFlags) string {
+	cmd := "simrun check " + scenarios.ShellQuote(m.Name)
+	for _, nd := range p.NonDefault() {
+		cmd += " -p " + scenarios.ShellQuote(nd)
+	}
+	if o.Strategy != model.BFS {
+		cmd += " --strategy " + o.Strategy.String()
+	}
+	if o.Strategy == model.Random {
+		cmd += fmt.Sprintf(" --seed %d", o.Seed)
+		if o.Walks > 0 {
+			cmd += fmt.Sprintf(" --walks %d", o.Walks)
+		}
+	}
+	if o.MaxDepth > 0 {
+		cmd += fmt.Sprintf(" --max-depth %d", o.MaxDepth)
+	}
+	if o.MaxStates > 0 {
+		cmd += fmt.Sprintf(" --max-states %d", o.MaxStates)
+	}
+	if cf.fairness != "" {
+		cmd += " --fairness " + cf.fairness
+	} else if cf.fair {
+		cmd += " --fair"
+	}
+	return cmd
 }
 
 // checkExit is the exit of one check: 1 on a violation, 4 when inconclusive.

@@ -4,9 +4,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/simrun-dev/simrun/sim"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
@@ -49,7 +52,7 @@ func sampleTable() *Table {
 			tb.Add(p, rho, 5, m, m-1, m+1.5)
 		}
 	}
-	tb.Figures = []Figure{{Name: "cost", Title: "Cost", Caption: "the claim", X: "rho", Y: "msgs", Low: "lo", High: "hi", Series: "protocol", Fit: true}}
+	tb.Figures = []Figure{{Name: "cost", Title: "Cost", Caption: "the claim", X: "rho", Y: "msgs", Low: "lo", High: "hi", Series: "protocol", Fit: "line"}}
 	return tb
 }
 
@@ -166,15 +169,67 @@ func TestCurveAtASingleX(t *testing.T) {
 	if !tb.Figures[0].CurvesAsMarks(tb) || !strings.Contains(page(), marksNote) {
 		t.Fatal("one x: the curves are marks, and the page does not say so")
 	}
-	// Over a range, the curve is a line and adds no marker: the y axis is the data's.
+	// Over a range, the curve is a line, drawn whole (the y axis reaches its 120 at
+	// x=4, padded: a model clipped at the data's range was half hidden), and adds no
+	// marker.
 	tb.Add(4, 5.0)
 	if p, err = tb.Figures[0].Plot(tb); err != nil {
 		t.Fatal(err)
 	}
-	if p.Y.Max > 5 {
-		t.Fatalf("y axis ends at %g with two x values: a marker was added", p.Y.Max)
+	if p.Y.Max < 120 || p.Y.Max > 130 {
+		t.Fatalf("y axis ends at %g with two x values, want the curve's 120 and a little padding", p.Y.Max)
 	}
 	if tb.Figures[0].CurvesAsMarks(tb) || strings.Contains(page(), marksNote) {
 		t.Fatal("two x values: the page says the curves are marks")
+	}
+}
+
+// ClusterShare pools the units and resamples the runs: the same data give the same
+// interval; runs that all agree give a point interval; when the units of a run agree
+// with one another (all or none of a run's agents complete) the interval is wider than
+// Wilson's over the units, which takes them for independent.
+func TestClusterShare(t *testing.T) {
+	k, n := []int{5, 0, 5, 0, 5, 5, 0, 5, 0, 5}, []int{5, 5, 5, 5, 5, 5, 5, 5, 5, 5}
+	p, lo, hi := ClusterShare(k, n, 2000, 1)
+	p2, lo2, hi2 := ClusterShare(k, n, 2000, 1)
+	if p != 0.6 || lo != lo2 || hi != hi2 || p2 != p {
+		t.Fatalf("share %v [%v, %v], again %v [%v, %v]", p, lo, hi, p2, lo2, hi2)
+	}
+	_, wlo, whi := Wilson(30, 50)
+	if !(lo < p && p < hi) || hi-lo <= whi-wlo {
+		t.Fatalf("cluster interval [%v, %v] around %v, Wilson's [%v, %v]: want it wider", lo, hi, p, wlo, whi)
+	}
+	if p, lo, hi := ClusterShare([]int{3, 3, 3}, []int{5, 5, 5}, 500, 1); p != 0.6 || lo != 0.6 || hi != 0.6 {
+		t.Fatalf("identical runs: %v [%v, %v]", p, lo, hi)
+	}
+	if p, _, _ := ClusterShare(nil, nil, 10, 1); !math.IsNaN(p) {
+		t.Fatal("no units: not NaN")
+	}
+}
+
+// The space-time diagram writes no label over another (issue 32 §2): many messages
+// between the same two nodes at once.
+func TestMessageLabelsDoNotOverlap(t *testing.T) {
+	r := Run{Title: "busy", Nodes: []string{"a", "b"}}
+	for i := range 40 {
+		r.Records = append(r.Records, sim.TraceRecord{I: int64(i), T: sim.Time(i), Ev: "recv", Node: "a", From: "b", Kind: "M",
+			Out: []sim.TraceEffect{{Op: "send", To: "b", Kind: "REQUEST", At: sim.Time(i + 50)}}})
+	}
+	d := analyze(&r)
+	svg := svgMessages(d, d.sends)
+	var boxes [][4]float64
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="#1f77b4">([^<]+)</text>`).FindAllStringSubmatch(svg, -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		y, _ := strconv.ParseFloat(m[2], 64)
+		b := [4]float64{x, y - 10, x + 6.2*float64(len(m[3])), y + 2}
+		for _, o := range boxes {
+			if b[0] < o[2] && o[0] < b[2] && b[1] < o[3] && o[1] < b[3] {
+				t.Fatalf("label at %v overlaps one at %v", b, o)
+			}
+		}
+		boxes = append(boxes, b)
+	}
+	if len(boxes) == 0 || len(boxes) >= 40 {
+		t.Fatalf("%d labels for 40 crowded messages: want some, not all", len(boxes))
 	}
 }

@@ -19,6 +19,8 @@ type Experiment struct {
 	Params  map[string]string // every parameter, defaults included
 	Command string            // the exact command that regenerates the directory
 	Tables  []*Table
+	// Up, when set, links the page to an index (the experiments index: "../index.html").
+	Up string
 }
 
 // Slug turns a title into a file stem ("Cost vs ϱ" → "cost-vs").
@@ -47,8 +49,10 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 		Rows       [][]string
 		Notes      []string
 		Figures    []figView
+		Fold       bool // a long table: folded under its figures
 	}
 	var views []tableView
+	var claims []Claim
 	used := map[string]bool{}
 	for i, t := range x.Tables {
 		name := Slug(t.Title)
@@ -64,7 +68,11 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, path)
-		v := tableView{Title: t.Title, CSV: name + ".csv", Columns: t.Columns, Rows: t.Rows, Notes: t.Notes}
+		if t.Claims != nil {
+			claims = append(claims, t.Claims...)
+			continue
+		}
+		v := tableView{Title: t.Title, CSV: name + ".csv", Columns: t.Columns, Rows: t.Rows, Notes: t.Notes, Fold: len(t.Rows) > foldRows}
 		for _, f := range t.Figures {
 			if used[f.Name] {
 				return nil, fmt.Errorf("reports: two figures or tables named %q", f.Name)
@@ -79,16 +87,32 @@ func WriteExperiment(dir string, x Experiment) ([]string, error) {
 			if f.CurvesAsMarks(t) {
 				caption += " " + marksNote
 			}
+			if o := f.Overlaps(t); len(o) > 0 {
+				caption += " " + overlapNote(o)
+			}
 			v.Figures = append(v.Figures, figView{Name: f.Name, Title: f.Title, Caption: caption, SVG: f.Name + ".svg", PNG: f.Name + ".png"})
 		}
 		views = append(views, v)
 	}
-	path, err := writePage(dir, experimentPage, map[string]any{"X": x, "Params": sortedParams(x.Params), "Tables": views})
+	path, err := writePage(dir, experimentPage, map[string]any{"X": x, "Params": sortedParams(x.Params), "Tables": views, "Claims": claims})
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, path)
 	return files, writeManifest(dir, files)
+}
+
+// foldRows is the longest table a page shows open; a longer one is folded (the page
+// stays readable: its figures say what it holds).
+const foldRows = 16
+
+// overlapNote says which series nearly coincide (Figure.Overlaps).
+func overlapNote(pairs [][2]string) string {
+	var parts []string
+	for _, p := range pairs {
+		parts = append(parts, p[0]+" and "+p[1])
+	}
+	return "(" + strings.Join(parts, "; ") + " coincide within 1 % of the scale: their markers overlap.)"
 }
 
 // marksNote follows the caption of a figure whose reference curves are drawn as crosses
@@ -145,16 +169,32 @@ h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:2em;border-b
 code,pre{font:13px ui-monospace,Menlo,Consolas,monospace;background:#f5f5f5;padding:.1em .3em;border-radius:3px}
 pre{padding:.6em;overflow-x:auto}table{border-collapse:collapse;margin:.6em 0;font-size:13px}
 td,th{border:1px solid #ddd;padding:.2em .5em;text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
-figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{color:#444;margin-top:.3em}
-.muted{color:#666}`
+figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #eee}figure.fig img{width:100%}figcaption{color:#444;margin-top:.3em}
+.muted{color:#666}
+.holds{color:#117733;font-weight:bold}.does-not-hold{color:#b3261e;font-weight:bold}.paper-gives-no-number{color:#666}
+table.claims td,table.claims th{text-align:left;vertical-align:top}.tw{overflow-x:auto}details summary{cursor:pointer;color:#0072B2;margin:.4em 0}`
 
-var experimentPage = template.Must(template.New("experiment").Parse(`<!DOCTYPE html>
+var experimentPage = template.Must(template.New("experiment").Funcs(template.FuncMap{"slug": func(v any) string { return Slug(fmt.Sprint(v)) }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.X.Name}} — simrun experiment</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>` + PageStyle + `</style>` + SelfCheck + `</head>
-<body data-sections="title reproduce parameters{{range .Tables}}{{range .Figures}} fig-{{.Name}}{{end}}{{end}}">
+<body data-sections="title{{if .Claims}} claims{{end}} reproduce parameters{{range .Tables}}{{range .Figures}} fig-{{.Name}}{{end}}{{end}}">
+{{if .X.Up}}<p class="muted"><a href="{{.X.Up}}">← all experiments</a></p>{{end}}
 <h1 id="title">{{.X.Name}}</h1>
 <p class="muted">{{.X.Help}}</p>
+{{if .Claims}}<section id="claims"><h2>What the paper claims, what simrun measured</h2>
+<table class="claims"><tr><th>source</th><th>the paper</th><th>simrun</th><th>verdict</th></tr>
+{{range .Claims}}<tr><td>{{.Source}}</td><td>{{.Paper}}</td><td>{{.Measured}}</td><td class="{{slug .Verdict}}">{{.Verdict}}</td></tr>
+{{end}}</table></section>{{end}}
+{{range .Tables}}<section class="table"><h2>{{.Title}}</h2>
+{{range .Figures}}<figure id="fig-{{.Name}}" class="fig"><img src="{{.SVG}}" alt="{{.Title}}">
+<figcaption><b>{{.Title}}.</b> {{.Caption}} <a href="{{.PNG}}">PNG</a> · <a href="{{.SVG}}">SVG</a></figcaption></figure>
+{{end}}{{range .Notes}}<p class="muted">{{.}}</p>
+{{end}}{{if .Fold}}<details><summary>the table ({{len .Rows}} rows)</summary>{{end}}<div class="tw"><table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table></div>{{if .Fold}}</details>{{end}}
+<p><a href="{{.CSV}}">{{.CSV}}</a></p></section>
+{{end}}
 <section id="reproduce"><h2>Reproduce</h2>
 <p>Regenerate this directory (same seed, same binary: the same numbers):</p>
 <pre>{{.X.Command}}</pre></section>
@@ -163,14 +203,5 @@ var experimentPage = template.Must(template.New("experiment").Parse(`<!DOCTYPE h
 <tr><td>seed</td><td>{{.X.Seed}}</td></tr>
 {{range .Params}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td></tr>
 {{end}}</table></section>
-{{range .Tables}}<section class="table"><h2>{{.Title}}</h2>
-{{range .Figures}}<figure id="fig-{{.Name}}"><img src="{{.SVG}}" alt="{{.Title}}">
-<figcaption><b>{{.Title}}.</b> {{.Caption}} <a href="{{.PNG}}">PNG</a> · <a href="{{.SVG}}">SVG</a></figcaption></figure>
-{{end}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{range .Notes}}<p class="muted">{{.}}</p>
-{{end}}<p><a href="{{.CSV}}">{{.CSV}}</a></p></section>
-{{end}}
 </body></html>
 `))

@@ -13,7 +13,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -46,6 +45,19 @@ type Run struct {
 	Ops []Op
 	// Coverage, when set, is the run's rule coverage (run --coverage).
 	Coverage *Coverage
+	// Violation, when set, marks where a counterexample violates its property: the
+	// pictures mark the step, the page names it and the node whose step reached the
+	// violating state.
+	Violation *Violation
+}
+
+// Violation is where a counterexample's property fails: at record Step (an index
+// into Records: the step that reached the violating state), Property; for a
+// liveness lasso, the last Cycle steps repeat for ever.
+type Violation struct {
+	Property string
+	Step     int
+	Cycle    int
 }
 
 // Op is one client operation: called at Call, returned at Return, or never (Pending).
@@ -78,6 +90,9 @@ type send struct {
 	from, to   int
 	sent, recv sim.Time
 	kind, lost string
+	// inflight: lost on arrival (the receiver down or cut off when it came), not at
+	// the send; recv is then when it was lost.
+	inflight bool
 }
 
 type runData struct {
@@ -95,7 +110,7 @@ type runData struct {
 // stamp formats a point on the time axis.
 func (d *runData) stamp(t sim.Time) string {
 	if d.logical {
-		return fmt.Sprintf("event %d", t)
+		return fmt.Sprintf("step %d", t)
 	}
 	return time.Duration(t).Round(time.Millisecond).String()
 }
@@ -120,7 +135,7 @@ func analyze(r *Run) *runData {
 		pending := map[key][]*sim.TraceEffect{}
 		for i := range recs {
 			recs[i].T = sim.Time(i + 1)
-			if recs[i].Ev == "recv" {
+			if recs[i].Ev == "recv" || recs[i].Ev == "lost" {
 				k := key{recs[i].From, recs[i].Node, recs[i].Kind}
 				if q := pending[k]; len(q) > 0 {
 					q[0].At = recs[i].T
@@ -208,8 +223,28 @@ func analyzeTimed(r *Run) *runData {
 				delete(openCut, k)
 			}
 		}
+		if rec.Ev == "lost" && rec.From != "" && rec.From != "env" {
+			// A message lost on arrival (its receiver went down or was cut off while
+			// it was in flight): the send it was is found by its link, kind and
+			// scheduled delivery time, and counted and drawn as lost.
+			fn, tn := node(rec.From), node(rec.Node)
+			for i := len(d.sends) - 1; i >= 0; i-- {
+				sd := &d.sends[i]
+				if sd.from == fn && sd.to == tn && sd.kind == rec.Kind && sd.lost == "" && sd.recv == rec.T {
+					sd.lost, sd.inflight = cmpOr(rec.Why, "lost"), true
+					c := d.byKind[rec.Kind]
+					c[2]++
+					d.byKind[rec.Kind] = c
+					for len(d.byNode) < len(d.nodeName) {
+						d.byNode = append(d.byNode, [3]int{})
+					}
+					d.byNode[tn][2]++
+					break
+				}
+			}
+		}
 		from := -1
-		if rec.Node != "" && rec.Ev != "crash" {
+		if rec.Node != "" && rec.Ev != "crash" && rec.Ev != "lost" {
 			from = node(rec.Node)
 		}
 		for _, e := range rec.Out {
@@ -272,7 +307,7 @@ func analyzeTimed(r *Run) *runData {
 
 // svgTimeline draws one lane per node: handler events as ticks, a node's down time in
 // red, partitions and cuts shaded across every lane.
-func svgTimeline(d *runData) string {
+func svgTimeline(d *runData, v *Violation) string {
 	const w, lane, left, top = 1000.0, 26.0, 90.0, 24.0
 	h := top + lane*float64(len(d.nodeName)) + 30
 	x := func(t sim.Time) float64 { return left + (w-left-10)*float64(t)/float64(d.end) }
@@ -297,9 +332,33 @@ func svgTimeline(d *runData) string {
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#1f77b4" stroke-opacity="0.6"/>`, x(t), y-6, x(t), y+6)
 		}
 	}
-	for k := 0; k <= 5; k++ {
-		t := sim.Time(int64(d.end) * int64(k) / 5)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#555">%s</text>`, x(t), h-8, d.stamp(t))
+	if v != nil && d.logical {
+		at := x(sim.Time(v.Step + 1))
+		if v.Cycle > 0 {
+			from := x(sim.Time(v.Step + 2 - v.Cycle))
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#D55E00" fill-opacity="0.12"><title>the last %d steps repeat for ever</title></rect>`, from, top-4, max(2, at-from), lane*float64(len(d.nodeName))+4, v.Cycle)
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="2" stroke-dasharray="4,2"/><text x="%.1f" y="%.1f" fill="#D55E00" text-anchor="end" font-weight="bold">%s violated at step %d</text>`,
+			at, top-8, at, top+lane*float64(len(d.nodeName)), at-4, top-10+8, template.HTMLEscapeString(v.Property), v.Step+1)
+	}
+	var ticks []sim.Time
+	if d.logical {
+		// Whole steps, at most about ten labels.
+		step := sim.Time(max(1, math.Round(NiceStep(float64(d.end), 8))))
+		for t := sim.Time(0); t <= d.end; t += step {
+			ticks = append(ticks, t)
+		}
+	} else {
+		for k := 0; k <= 5; k++ {
+			ticks = append(ticks, sim.Time(int64(d.end)*int64(k)/5))
+		}
+	}
+	for _, t := range ticks {
+		anchor := "middle"
+		if x(t) > w-50 {
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="%s" fill="#555">%s</text>`, x(t), h-8, anchor, d.stamp(t))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
@@ -333,92 +392,126 @@ func svgMessages(d *runData, sends []send) string {
 			x(i), template.HTMLEscapeString(name), x(i), x(i), h-10)
 	}
 	fmt.Fprintf(&b, `<text x="4" y="%.1f" fill="#555">%s</text><text x="4" y="%.1f" fill="#555">%s</text>`, y(t0)+4, d.stamp(t0), y(t1)+4, d.stamp(t1))
+	// Labels: a message's kind is written beside its arrow unless it would overlap
+	// a label already written (then its tooltip still names it).
+	var placed [][4]float64
+	label := func(x, y float64, text, color string) {
+		w := 6.2 * float64(len([]rune(text)))
+		box := [4]float64{x, y - 10, x + w, y + 2}
+		for _, p := range placed {
+			if box[0] < p[2] && p[0] < box[2] && box[1] < p[3] && p[1] < box[3] {
+				return
+			}
+		}
+		placed = append(placed, box)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`, x, y, color, template.HTMLEscapeString(text))
+	}
 	for _, s := range sends {
 		x1, y1 := x(s.from), y(s.sent)
-		if s.lost != "" {
+		from, to, kind := template.HTMLEscapeString(d.nodeName[s.from]), template.HTMLEscapeString(d.nodeName[s.to]), template.HTMLEscapeString(s.kind)
+		switch {
+		case s.lost != "" && s.inflight:
+			// Lost on arrival: it travelled, and its receiver could not take it.
+			x2, y2 := x(s.to), y(s.recv)
+			fmt.Fprintf(&b, `<g><title>%s %s→%s sent %v, lost on arrival at %v (%s)</title><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="3,2"/><text x="%.1f" y="%.1f" fill="#d62728" text-anchor="middle">✕</text></g>`,
+				kind, from, to, s.sent, s.recv, template.HTMLEscapeString(s.lost), x1, y1, x2, y2, x2, y2+4)
+			label((x1+x2)/2+2, (y1+y2)/2-2, s.kind, "#d62728")
+		case s.lost != "":
 			x2 := x1 + (x(s.to)-x1)/2
 			fmt.Fprintf(&b, `<g><title>%s %s→%s lost (%s) at %v</title><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="3,2"/><text x="%.1f" y="%.1f" fill="#d62728" text-anchor="middle">✕</text></g>`,
-				template.HTMLEscapeString(s.kind), template.HTMLEscapeString(d.nodeName[s.from]), template.HTMLEscapeString(d.nodeName[s.to]), template.HTMLEscapeString(s.lost), s.sent, x1, y1, x2, y1+4, x2, y1+8)
-			continue
+				kind, from, to, template.HTMLEscapeString(s.lost), s.sent, x1, y1, x2, y1+4, x2, y1+8)
+		default:
+			x2, y2 := x(s.to), y(s.recv)
+			fmt.Fprintf(&b, `<g><title>%s %s→%s sent %v, delivered %v</title><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#444" stroke-opacity="0.75" marker-end="url(#a)"/></g>`,
+				kind, from, to, s.sent, s.recv, x1, y1, x2, y2)
+			label((x1+x2)/2+2, (y1+y2)/2-2, s.kind, "#1f77b4")
 		}
-		x2, y2 := x(s.to), y(s.recv)
-		fmt.Fprintf(&b, `<g><title>%s %s→%s sent %v, delivered %v</title><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#444" stroke-opacity="0.75" marker-end="url(#a)"/><text x="%.1f" y="%.1f" fill="#1f77b4">%s</text></g>`,
-			template.HTMLEscapeString(s.kind), template.HTMLEscapeString(d.nodeName[s.from]), template.HTMLEscapeString(d.nodeName[s.to]), s.sent, s.recv,
-			x1, y1, x2, y2, (x1+x2)/2+2, (y1+y2)/2-2, template.HTMLEscapeString(s.kind))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
 }
 
-// throughputPlot draws messages sent and lost per time bucket (gonum/plot), with the
-// fault periods shaded.
-func throughputPlot(d *runData) (*plot.Plot, error) {
-	const buckets = 50
-	width := float64(d.end) / buckets
+// throughputPlot draws messages sent and lost per time bucket (gonum/plot, the house
+// style), with the fault periods shaded and the violation marked; an untimed trace
+// (a model-checker counterexample) is drawn over its steps.
+func throughputPlot(d *runData, v *Violation) *figureCanvas {
+	buckets := 50
+	if d.logical {
+		buckets = min(50, int(d.end))
+	}
+	width := float64(d.end) / float64(buckets)
 	sent := make([]float64, buckets)
 	lost := make([]float64, buckets)
 	for _, s := range d.sends {
-		i := min(buckets-1, int(float64(s.sent)/width))
-		sent[i]++
+		i := min(buckets-1, int(float64(s.sent-1)/width))
+		if !d.logical {
+			i = min(buckets-1, int(float64(s.sent)/width))
+		}
+		sent[max(0, i)]++
 		if s.lost != "" {
-			lost[i]++
+			lost[max(0, i)]++
 		}
 	}
-	p := plot.New()
-	p.Title.Text = "Messages over virtual time (faults shaded)"
-	p.X.Label.Text = "virtual time (s)"
-	p.Y.Label.Text = fmt.Sprintf("messages per %v", time.Duration(width).Round(time.Microsecond))
-	p.Add(plotter.NewGrid())
-	if err := shade(p, d, slices.Max(sent)+1); err != nil {
-		return nil, err
+	xunit, xlabel := 1e9, "virtual time (s)"
+	per := fmt.Sprintf("messages per %v", time.Duration(width).Round(time.Microsecond))
+	title := "Messages over virtual time (faults shaded)"
+	if d.logical {
+		xunit, xlabel, title = 1, "step of the counterexample", "Messages over the counterexample's steps"
+		per = fmt.Sprintf("messages per %s", map[bool]string{true: "step", false: fmt.Sprintf("%.3g steps", width)}[width == 1])
 	}
+	p := NewPlot(title, xlabel, per)
+	fc := &figureCanvas{panels: []*plot.Plot{p}}
+	top := slices.Max(sent) + 1
+	shade(p, d, top, xunit)
 	for i, series := range []struct {
 		name string
 		ys   []float64
-	}{{"sent", sent}, {"lost", lost}} {
+	}{{"messages sent", sent}, {"messages lost", lost}} {
 		xys := make(plotter.XYs, buckets)
 		for j := range xys {
-			xys[j] = plotter.XY{X: (float64(j) + 0.5) * width / 1e9, Y: series.ys[j]}
+			xys[j] = plotter.XY{X: (float64(j) + 0.5) * width / xunit, Y: series.ys[j]}
+			if d.logical && width == 1 {
+				xys[j].X = float64(j + 1)
+			}
 		}
-		ln, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, err
-		}
-		ln.LineStyle.Color, ln.LineStyle.Width = plotutil.Color(i), vg.Points(1.3)
+		ln, _ := plotter.NewLine(xys)
+		ln.LineStyle.Color, ln.LineStyle.Width = SeriesColor(i), vg.Points(1.4)
 		p.Add(ln)
-		p.Legend.Add(series.name, ln)
+		fc.legend = append(fc.legend, legendEntry{series.name, []plot.Thumbnailer{ln}})
 	}
-	p.Legend.Top = true
-	return p, nil
+	if v != nil && d.logical {
+		at := float64(v.Step + 1)
+		ln, _ := plotter.NewLine(plotter.XYs{{X: at, Y: 0}, {X: at, Y: top}})
+		ln.LineStyle.Color, ln.LineStyle.Width, ln.LineStyle.Dashes = SeriesColor(6), vg.Points(2), []vg.Length{vg.Points(4), vg.Points(2)}
+		p.Add(ln)
+		fc.legend = append(fc.legend, legendEntry{fmt.Sprintf("step %d: %s violated", v.Step+1, v.Property), []plot.Thumbnailer{ln}})
+	}
+	p.Y.Min = 0
+	return fc
 }
 
-// shade draws the fault periods as translucent bands up to ymax.
-func shade(p *plot.Plot, d *runData, ymax float64) error {
+// shade draws the fault periods as translucent bands up to ymax (x in units of xunit
+// nanoseconds, or steps).
+func shade(p *plot.Plot, d *runData, ymax, xunit float64) {
 	for _, s := range d.spans {
-		a, b := time.Duration(s.from).Seconds(), time.Duration(s.to).Seconds()
+		a, b := float64(s.from)/xunit, float64(s.to)/xunit
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: a, Y: 0}, {X: b, Y: 0}, {X: b, Y: ymax}, {X: a, Y: ymax}})
 		if err != nil {
-			return err
+			continue
 		}
-		poly.Color = color.NRGBA{R: 214, G: 39, B: 40, A: 30}
+		poly.Color = color.NRGBA{R: 213, G: 94, B: 0, A: 34}
 		poly.LineStyle.Width = 0
 		p.Add(poly)
 	}
-	return nil
 }
 
 // latencyPlot draws each operation's latency at its call time, and the operations
 // that never returned as crosses at the top, with the fault periods shaded.
-func latencyPlot(d *runData, ops []Op) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Operation latency over virtual time (faults shaded)"
-	p.X.Label.Text = "call time (s)"
-	p.Y.Label.Text = "latency (ms)"
-	p.Add(plotter.NewGrid())
+func latencyPlot(d *runData, ops []Op) *figureCanvas {
+	p := NewPlot("Operation latency over virtual time (faults shaded)", "call time (s)", "latency (ms)")
+	fc := &figureCanvas{panels: []*plot.Plot{p}}
 	done, pending, top := latencyPoints(ops)
-	if err := shade(p, d, top); err != nil {
-		return nil, err
-	}
+	shade(p, d, top, 1e9)
 	for i, series := range []struct {
 		name  string
 		xys   plotter.XYs
@@ -429,14 +522,14 @@ func latencyPlot(d *runData, ops []Op) (*plot.Plot, error) {
 		}
 		sc, err := plotter.NewScatter(series.xys)
 		if err != nil {
-			return nil, err
+			continue
 		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = plotutil.Color(i), series.shape, vg.Points(2)
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = SeriesColor(i), series.shape, vg.Points(2)
 		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("%s (%d)", series.name, len(series.xys)), sc)
+		fc.legend = append(fc.legend, legendEntry{fmt.Sprintf("%s (%d)", series.name, len(series.xys)), []plot.Thumbnailer{sc}})
 	}
-	p.Legend.Top, p.Legend.Left = true, true
-	return p, nil
+	p.Y.Min = 0
+	return fc
 }
 
 // latencyPoints are the latency plot's points: (call time in s, latency in ms) of the
@@ -458,9 +551,34 @@ func latencyPoints(ops []Op) (done, pending plotter.XYs, top float64) {
 	return done, pending, top
 }
 
+// violationText says where a counterexample's property fails: the step, and what the
+// step was (the node and the event that reached the violating state).
+func violationText(r Run) string {
+	v := r.Violation
+	if v == nil || v.Step < 0 || v.Step >= len(r.Records) {
+		return ""
+	}
+	rec := r.Records[v.Step]
+	what := rec.Ev
+	switch {
+	case rec.Kind != "":
+		what += " " + rec.Kind
+		if rec.From != "" {
+			what += " from " + rec.From
+		}
+	case rec.Timer != "":
+		what += " " + rec.Timer
+	}
+	s := fmt.Sprintf("%s is violated at step %d of %d: %s handled %s, reaching the violating state (marked on the timeline and the message plot).", v.Property, v.Step+1, len(r.Records), cmpOr(rec.Node, "the environment"), what)
+	if v.Cycle > 0 {
+		s += fmt.Sprintf(" Steps %d–%d repeat for ever (a lasso: the property's progress never comes).", v.Step+2-v.Cycle, v.Step+1)
+	}
+	return s
+}
+
 func endText(d *runData) string {
 	if d.logical {
-		return "none (an untimed trace: the pictures use the event order as time)"
+		return "none (an untimed trace: the pictures use the step index as time)"
 	}
 	return time.Duration(d.end).String()
 }
@@ -484,7 +602,7 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		files = append(files, path)
 		return nil
 	}
-	if err := write("timeline.svg", svgTimeline(d)); err != nil {
+	if err := write("timeline.svg", svgTimeline(d, r.Violation)); err != nil {
 		return nil, err
 	}
 	var pages []string
@@ -495,30 +613,18 @@ func WriteRun(dir string, r Run) ([]string, error) {
 		}
 		pages = append(pages, name)
 	}
-	p, err := throughputPlot(d)
+	paths, err := throughputPlot(d, r.Violation).save(dir, "throughput")
 	if err != nil {
-		return nil, fmt.Errorf("reports: %w", err)
+		return nil, err
 	}
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, "throughput"+ext)
-		if err := p.Save(7*vg.Inch, 3*vg.Inch, path); err != nil {
-			return nil, fmt.Errorf("reports: %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
+	files = append(files, paths...)
 	latency := len(r.Ops) > 0 && !d.logical
 	if latency {
-		lp, err := latencyPlot(d, r.Ops)
+		paths, err := latencyPlot(d, r.Ops).save(dir, "latency")
 		if err != nil {
-			return nil, fmt.Errorf("reports: %w", err)
+			return nil, err
 		}
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, "latency"+ext)
-			if err := lp.Save(7*vg.Inch, 3*vg.Inch, path); err != nil {
-				return nil, fmt.Errorf("reports: %s: %w", path, err)
-			}
-			files = append(files, path)
-		}
+		files = append(files, paths...)
 	}
 	type kindRow struct {
 		Kind                  string
@@ -541,7 +647,7 @@ func WriteRun(dir string, r Run) ([]string, error) {
 			arts = append(arts, "file://"+a)
 		}
 	}
-	path, err := writePage(dir, runPage, map[string]any{"R": r, "Params": sortedParams(r.Params), "Pages": pages, "Kinds": kinds, "Nodes": nodes,
+	path, err := writePage(dir, runPage, map[string]any{"R": r, "Violation": violationText(r), "Params": sortedParams(r.Params), "Pages": pages, "Kinds": kinds, "Nodes": nodes,
 		"Events": len(r.Records), "Sends": len(d.sends), "End": endText(d), "Artifacts": arts,
 		"Undrawn": max(0, len(d.sends)-MaxMessagePages*MessagesPerPage), "Latency": latency, "Ops": len(r.Ops)})
 	if err != nil {
@@ -560,7 +666,7 @@ var runPage = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <section id="summary"><p>{{.Events}} events, {{.Sends}} messages, virtual time {{.End}}.{{if .R.Faults}} Faults: {{.R.Faults}}.{{end}}</p>{{if gt .R.Omitted 0}}<p class="bad">This page shows the first {{.Events}} events of the run; {{.R.Omitted}} later events are left out to keep the report small (the verdicts above are the whole run's; --trace FILE records every event).</p>{{end}}</section>
 <section id="verdicts"><h2>Verdicts</h2><table><tr><th>property</th><th>verdict</th><th>detail</th></tr>
 {{range .R.Verdicts}}<tr><td>{{.Property}}</td><td class="{{if eq .Class "ok"}}ok{{else}}bad{{end}}">{{.Class}}</td><td style="text-align:left">{{.Detail}}</td></tr>
-{{end}}</table>{{range .Artifacts}}<p>Check artifact: <a href="{{.}}">{{.}}</a></p>{{end}}</section>
+{{end}}</table>{{if .Violation}}<p class="bad" id="violation">{{.Violation}}</p>{{end}}{{range .Artifacts}}<p>Check artifact: <a href="{{.}}">{{.}}</a></p>{{end}}</section>
 {{with .R.Coverage}}<section id="coverage"><h2>Rule coverage</h2><p class="muted">Which rules of the protocol's rule map this run reached (times fired), and what each property judged.</p>{{.HTML}}</section>{{end}}
 {{if .R.Summary}}<section id="scenario-summary"><h2>What happened</h2><pre>{{.R.Summary}}</pre></section>{{end}}
 <section id="reproduce"><h2>Reproduce</h2><pre>{{.R.Repro}}</pre></section>

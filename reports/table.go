@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,6 +23,8 @@ type Table struct {
 	// Figures are drawn from the table's columns when an experiment writes its
 	// directory (--out): one figure per claim (see Figure).
 	Figures []Figure `json:"figures,omitempty"`
+	// Claims, when set, makes the table its experiment's claims table (ClaimsTable).
+	Claims []Claim `json:"claims,omitempty"`
 }
 
 // NewTable returns an empty table with the given columns.
@@ -29,8 +32,32 @@ func NewTable(title string, columns ...string) *Table {
 	return &Table{Title: title, Columns: columns}
 }
 
-// Add appends a row; each cell is formatted with %v (floats with %.4g).
+// Add appends a row; each cell is formatted with %v (floats with %.4g). A cell that is
+// a []string or a []any spreads over as many columns (an estimate and its interval's
+// ends, say).
 func (t *Table) Add(cells ...any) {
+	if slices.ContainsFunc(cells, func(c any) bool {
+		switch c.(type) {
+		case []string, []any:
+			return true
+		}
+		return false
+	}) {
+		var flat []any
+		for _, c := range cells {
+			switch v := c.(type) {
+			case []string:
+				for _, s := range v {
+					flat = append(flat, s)
+				}
+			case []any:
+				flat = append(flat, v...)
+			default:
+				flat = append(flat, c)
+			}
+		}
+		cells = flat
+	}
 	if len(cells) != len(t.Columns) {
 		panic(fmt.Sprintf("reports: row of %d cells for %d columns", len(cells), len(t.Columns)))
 	}

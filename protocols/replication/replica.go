@@ -21,6 +21,12 @@ type Options struct {
 	// events, the thesis' future work); without it they learn of changes only by
 	// polling: the primary looks the group up every period, a backup every 5.
 	Notify bool
+	// BackupsRegister and NoBackupPing are the thesis' own membership (membership.go):
+	// a backup's pings register it with the primary (§5.2.2 step 8), which then looks
+	// the group up only for verify_primary; with Notify, backups do not ping the
+	// primary and learn of its failure from the registries' notice (§7's remote
+	// events). Off, the primary polls every period and backups ping it.
+	BackupsRegister, NoBackupPing bool
 	// Active: the group is actively replicated (RP-3; clients multicast to it).
 	Active bool
 	// Flow makes a passive group a workflow component (RP-4, RP-5); nil: a plain
@@ -219,7 +225,7 @@ func (r *Replica) tick() {
 		}
 		// Polling keeps its list of backups current; with notifications the
 		// registries tell it, and it verifies every 5 periods like a backup.
-		if !r.O.Notify || r.S.Counter%5 == 0 {
+		if (!r.O.Notify && !r.O.BackupsRegister) || r.S.Counter%5 == 0 {
 			r.lookup("verify")
 		}
 		return
@@ -258,6 +264,8 @@ func (r *Replica) tick() {
 		// unreachable (§5.2.2, "if exception occurs").
 		r.S.Awaiting, r.S.PrimaryNode = false, -1
 		r.lookup("failure")
+	case r.noPing():
+		r.verifyOnly()
 	default:
 		r.S.PingSeq++
 		r.S.Awaiting = true
@@ -308,8 +316,10 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 	case Changed:
 		r.S.Found = m.Regs
 		r.S.Purpose = "verify"
+		r.noticed(m.Regs)
 		r.decide()
 	case Ping:
+		r.pinged(from)
 		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Claiming: r.S.Claiming})
 	case Pong:
 		if m.Seq == r.S.PingSeq {

@@ -25,6 +25,12 @@ type Options struct {
 	// AllToAll exchanges connectivity with every agent instead of along the line (the
 	// baseline the paper's line is measured against).
 	AllToAll bool
+	// EndNotices tells the others only at a sub-transaction's end that its sections
+	// were processed (§3.3 step 6, as written; a processed section implies its
+	// predecessors: learn). Off, every processed section is noticed to every
+	// participant, which the protocol's checks read (the saga/sections experiment
+	// measures both).
+	EndNotices bool
 	// Policy plants deliberate bugs (tests and -p bug=…); nil is the protocol.
 	Policy *Policy
 
@@ -475,6 +481,10 @@ func (a *Agent) forward(t *Tx, k SecKey, data Data) {
 // notify tells every other participant what became of section k (SG-2 step 6 for a
 // sub-transaction's end, SG-3 steps 2 and 4).
 func (a *Agent) notify(t *Tx, k SecKey, s Status, ends bool) {
+	if a.O.EndNotices && s == Processed && !slices.Contains(a.O.Graph(t.Start).Ends, k) {
+		a.persist(t)
+		return
+	}
 	for _, p := range a.O.Graph(t.Start).Agents {
 		if p != a.S.Name {
 			a.send(p, pkey(p, "note", t.ID, k, s), Note{From: a.S.Name, Tr: t.ID, Start: t.Start, Input: t.Input, Sec: k, Status: s, EndsSt: ends})

@@ -2,12 +2,10 @@ package eoscen
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
@@ -15,6 +13,7 @@ import (
 	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
 	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/scenarios/experiment"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -51,7 +50,7 @@ func init() {
 		Params: blockingRunParams,
 		Build:  buildBlockingRun,
 	})
-	scenarios.Register(&scenarios.Scenario{
+	experiment.Register(experiment.Def[point, runSummary]{
 		Name: "exactlyonce/blocking",
 		Help: "EO-P4 experiment: completion rate and time vs crash rate, simple vs extended with 0, 2, 4 observers",
 		Params: []scenarios.Param{
@@ -64,7 +63,7 @@ func init() {
 			{Name: "deadline", Default: "10s", Help: "completion deadline after launch"},
 			{Name: "workers", Default: "0", Help: "parallel runs (0: one per CPU); results never depend on it"},
 		},
-		Experiment: blockingExperiment,
+		Sweep: blockingSweep,
 	})
 }
 
@@ -173,22 +172,6 @@ type point struct {
 	proto     string
 	observers int
 	rate      float64
-}
-
-type pointResult struct {
-	runs, agents, completed int
-	times                   []time.Duration
-	safety                  int // runs with a safety (or crash) verdict: must stay 0
-	liveness                int // runs failing EO-P3 (agents the protocol should have finished)
-	messages                int64
-	perAgent                []float64 // per run: messages sent / agents accepted
-	failing                 []uint64
-	// blocked agents by cause (see blockCause)
-	noMajority, inDoubt, other int
-	// failover: from a stage's worker crashing mid-stage to the stage committing
-	// elsewhere (ms); failoverLost: such stages that never committed
-	failover     []float64
-	failoverLost int
 }
 
 // The experiment's bounds: enough for any figure, small enough that a run's setup and
@@ -359,7 +342,17 @@ func failovers(rep *scenarios.Report) (times []float64, lost int) {
 	return times, lost
 }
 
-func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
+type blockingResult = experiment.Result[point, runSummary]
+
+// variant names a point's protocol configuration.
+func (pt point) variant() string {
+	if pt.proto == "extended" {
+		return fmt.Sprintf("extended, %d observers", pt.observers)
+	}
+	return "simple"
+}
+
+func blockingSweep(x *scenarios.Exp) (*experiment.Sweep[point, runSummary], error) {
 	p := x.Params
 	rates := p.ProbList("rates")
 	obs := p.IntList("observers", 0, maxGroup-1)
@@ -392,188 +385,250 @@ func blockingExperiment(x *scenarios.Exp) ([]*reports.Table, error) {
 			points = append(points, point{"extended", k, r})
 		}
 	}
-	type job struct {
-		pi   int
-		seed uint64
-	}
-	results := make([]pointResult, len(points))
-	var jobs []job
-	for pi := range points {
-		for s := 1; s <= runs; s++ {
-			jobs = append(jobs, job{pi, x.Seed*1_000_003 + uint64(s)})
-		}
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	type outcome struct {
-		sum runSummary
-		err error
-	}
-	outs := make([]outcome, len(jobs))
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				pt := points[j.pi]
-				rep, err := scenarios.Run(sc, scenarios.Options{Seed: j.seed, Params: map[string]string{
-					"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
-					"agents": strconv.Itoa(agentsN), "stages": strconv.Itoa(stagesN), "work": work, "deadline": deadline,
-				}})
-				// Only the run's summary is kept: a report holds the whole history, and
-				// thousands of them outgrew memory.
-				if err == nil {
-					outs[i] = outcome{sum: summarizeRun(rep, stageNodes(stagesN, pt.observers, pt.proto == "simple"))}
-				} else {
-					outs[i] = outcome{err: err}
+	return &experiment.Sweep[point, runSummary]{
+		Points: points, Runs: runs, Workers: workers,
+		Seed: func(_ point, i int) uint64 { return x.Seed*1_000_003 + uint64(i+1) },
+		Run: func(pt point, seed uint64) (runSummary, error) {
+			rep, err := scenarios.Run(sc, scenarios.Options{Seed: seed, Params: map[string]string{
+				"protocol": pt.proto, "observers": strconv.Itoa(pt.observers), "crash-rate": strconv.FormatFloat(pt.rate, 'g', -1, 64),
+				"agents": strconv.Itoa(agentsN), "stages": strconv.Itoa(stagesN), "work": work, "deadline": deadline,
+			}})
+			if err != nil {
+				return runSummary{}, err
+			}
+			// Only the run's summary is kept: a report holds the whole history, and
+			// thousands of them outgrew memory.
+			return summarizeRun(rep, stageNodes(stagesN, pt.observers, pt.proto == "simple")), nil
+		},
+		Tables: []experiment.Table[point, runSummary]{{
+			Title: "EO-P4 blocking: completion vs crash rate",
+			Columns: []string{"protocol", "observers", "variant", "crash_rate", "runs", "agents", "completed", "completion_rate", "completion_lo", "completion_hi",
+				"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "msgs_lo", "msgs_hi", "safety_violations", "eo_p3_violations"},
+			Row: func(r *blockingResult) []any {
+				var times []time.Duration
+				var perAgent []float64
+				for _, s := range r.Runs {
+					times = append(times, s.times...)
+					if s.launched > 0 {
+						perAgent = append(perAgent, float64(s.messages)/float64(s.launched))
+					}
 				}
-				mu.Lock()
-				done++
-				if x.Progress != nil {
-					x.Progress(done, len(jobs))
+				mean, p95 := meanP95(times)
+				pt := r.Point
+				return []any{pt.proto, pt.observers, pt.variant(), pt.rate, r.N(), r.Count(agentsOf), r.Count(completedOf), completion(r).Fmt("%.4f"),
+					mean, p95, experiment.Mean(perAgent).Fmt("%.1f"), r.Count(func(s runSummary) int { return s.safety }), r.Count(func(s runSummary) int { return s.liveness })}
+			},
+			Notes: []string{
+				fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s. The same seed gives every variant the same crashes.", agentsN, stagesN, work, deadline),
+				"Completion: agents completed of agents launched, pooled over the runs, with a 95% cluster-bootstrap interval over runs (the agents of one run share its crashes: the run is the unit). Messages per agent: mean over runs, 95% Student's t interval.",
+				"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).",
+			},
+			NotesFrom: func(rs []*blockingResult) []string {
+				var bad []string
+				for _, r := range rs {
+					var f []uint64
+					for i, s := range r.Runs {
+						for range s.safety + s.liveness {
+							f = append(f, r.Seeds[i])
+						}
+					}
+					if len(f) > 0 {
+						bad = append(bad, fmt.Sprintf("%s/%d/%g: seeds %v", r.Point.proto, r.Point.observers, r.Point.rate, f[:min(3, len(f))]))
+					}
 				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, j := range jobs {
-		if outs[i].err != nil {
-			return nil, outs[i].err
+				if len(bad) > 0 {
+					return []string{"runs with a failed property: " + strings.Join(bad, "; ")}
+				}
+				return nil
+			},
+			FiguresFrom: blockingFigures,
+		}, {Make: blockedTable}, {Make: failoverTable(obs)}},
+		Claims: blockingClaims,
+	}, nil
+}
+
+var (
+	agentsOf    = func(s runSummary) int { return s.agents }
+	completedOf = func(s runSummary) int { return len(s.times) }
+)
+
+// completion is a point's share of agents completed, with its cluster-bootstrap
+// interval over runs.
+func completion(r *blockingResult) experiment.Est { return r.Share(completedOf, agentsOf) }
+
+// byVariant groups the results by variant, in point order, and lists the crash rates.
+func byVariant(rs []*blockingResult) (variants []string, rates []float64, at map[string]map[float64]*blockingResult) {
+	at = map[string]map[float64]*blockingResult{}
+	for _, r := range rs {
+		v := r.Point.variant()
+		if at[v] == nil {
+			at[v] = map[float64]*blockingResult{}
+			variants = append(variants, v)
 		}
-		sum := outs[i].sum
-		res := &results[j.pi]
-		res.runs++
-		res.agents += sum.agents
-		res.completed += len(sum.times)
-		res.times = append(res.times, sum.times...)
-		res.noMajority += sum.noMajority
-		res.inDoubt += sum.inDoubt
-		res.other += sum.other
-		res.failover = append(res.failover, sum.failover...)
-		res.failoverLost += sum.failoverLost
-		res.messages += sum.messages
-		if sum.launched > 0 {
-			res.perAgent = append(res.perAgent, float64(sum.messages)/float64(sum.launched))
-		}
-		res.safety += sum.safety
-		res.liveness += sum.liveness
-		for k := 0; k < sum.safety+sum.liveness; k++ {
-			res.failing = append(res.failing, j.seed)
-		}
-	}
-	t := reports.NewTable("EO-P4 blocking: completion vs crash rate",
-		"protocol", "observers", "variant", "crash_rate", "runs", "agents", "completed", "completion_rate", "completion_lo", "completion_hi",
-		"mean_completion_ms", "p95_completion_ms", "msgs_per_agent", "msgs_lo", "msgs_hi", "safety_violations", "eo_p3_violations")
-	t.Figures = []reports.Figure{
-		{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
-			Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed",
-			Caption: "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker. Bars: 95% Wilson intervals over the agents of all runs (agents of one run share crashes, so the intervals are optimistic)."},
-		{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
-			Series: "variant", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent",
-			Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
-	}
-	for pi, pt := range points {
-		r := results[pi]
-		rate := 0.0
-		if r.agents > 0 {
-			rate = float64(r.completed) / float64(r.agents)
-		}
-		mean, p95 := meanP95(r.times)
-		_, clo, chi := reports.Wilson(r.completed, r.agents)
-		perAgent, plo, phi := reports.MeanCI(r.perAgent)
-		variant := "simple"
-		if pt.proto == "extended" {
-			variant = fmt.Sprintf("extended, %d observers", pt.observers)
-		}
-		_ = rate
-		t.Add(pt.proto, pt.observers, variant, pt.rate, r.runs, r.agents, r.completed, fmt.Sprintf("%.4f", rate), fmt.Sprintf("%.4f", clo), fmt.Sprintf("%.4f", chi),
-			mean, p95, fmt.Sprintf("%.1f", perAgent), fmt.Sprintf("%.1f", plo), fmt.Sprintf("%.1f", phi), r.safety, r.liveness)
-	}
-	t.Notes = append(t.Notes,
-		fmt.Sprintf("Each non-home node crashes for good with probability crash_rate at a uniform time while the agents are in flight (blocking-run's window); %d agents per run, %d stages, Execute %s, deadline %s.", agentsN, stagesN, work, deadline),
-		"Reproduce a run: simrun run exactlyonce/blocking-run --seed SEED -p protocol=P -p observers=K -p crash-rate=R (seeds: base*1000003+i).")
-	var bad []string
-	for pi, pt := range points {
-		if f := results[pi].failing; len(f) > 0 {
-			bad = append(bad, fmt.Sprintf("%s/%d/%g: seeds %v", pt.proto, pt.observers, pt.rate, f[:min(3, len(f))]))
+		at[v][r.Point.rate] = r
+		if !slices.Contains(rates, r.Point.rate) {
+			rates = append(rates, r.Point.rate)
 		}
 	}
-	if len(bad) > 0 {
-		t.Notes = append(t.Notes, "runs with a failed property: "+strings.Join(bad, "; "))
-	}
-	tables := []*reports.Table{t}
-	// Blocked agents by cause, one table (and figure) per variant.
-	for vi, pt := range points {
-		if pt.rate != points[0].rate && vi >= len(obs)+1 {
-			break
-		}
-		if vi > len(obs) {
-			break
-		}
-		variant, slug := "simple", "simple"
-		if pt.proto == "extended" {
-			variant, slug = fmt.Sprintf("extended, %d observers", pt.observers), fmt.Sprintf("ext%d", pt.observers)
-		}
-		bt := reports.NewTable("EO-P4 blocked agents by cause: "+variant, "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
-		for pi, q := range points {
-			if q.proto != pt.proto || q.observers != pt.observers {
-				continue
-			}
-			r := results[pi]
-			for _, c := range []struct {
-				name string
-				n    int
-			}{{"no majority", r.noMajority}, {"in doubt", r.inDoubt}, {"other", r.other}} {
-				sh, lo, hi := reports.Wilson(c.n, r.agents)
-				bt.Add(q.rate, c.name, r.runs, r.agents, c.n, fmt.Sprintf("%.4f", sh), fmt.Sprintf("%.4f", lo), fmt.Sprintf("%.4f", hi))
-			}
-		}
-		bt.Figures = []reports.Figure{{Name: "eo-blocked-" + slug, Title: "Agents blocked, by cause: " + variant, X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
-			Series: "cause", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents blocked",
-			Caption: "Why agents did not complete (" + variant + "): no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% Wilson intervals."}}
-		tables = append(tables, bt)
-	}
-	// Failover after a worker crash: the extended protocol with observers.
-	ft := reports.NewTable("EO-P4 failover after a worker crash", "variant", "failover_ms", "fraction", "stages")
-	var fnotes []string
-	for _, k := range obs {
-		if k == 0 {
+	return variants, rates, at
+}
+
+// versusSimple says, for each variant with observers, at which crash rates it
+// completes more agents than the simple protocol and at which fewer.
+func versusSimple(rs []*blockingResult) (sentences []string, reversed bool) {
+	variants, rates, at := byVariant(rs)
+	for _, v := range variants {
+		if v == "simple" || at["simple"] == nil || at[v][rates[0]].Point.observers == 0 {
 			continue
 		}
-		var all []float64
-		lost := 0
-		for pi, q := range points {
-			if q.proto == "extended" && q.observers == k {
-				all = append(all, results[pi].failover...)
-				lost += results[pi].failoverLost
+		var better, worse []string
+		for _, rate := range rates {
+			if rate == 0 {
+				continue
+			}
+			e, s := completion(at[v][rate]).V, completion(at["simple"][rate]).V
+			switch {
+			case e > s:
+				better = append(better, fmt.Sprintf("%g", rate))
+			case e < s:
+				worse = append(worse, fmt.Sprintf("%g (%s vs %s)", rate, reports.Pct(e), reports.Pct(s)))
 			}
 		}
-		slices.Sort(all)
-		variant := fmt.Sprintf("extended, %d observers", k)
-		for i, v := range all {
-			ft.Add(variant, fmt.Sprintf("%.1f", v), fmt.Sprintf("%.4f", float64(i+1)/float64(len(all)+lost)), len(all)+lost)
+		sent := fmt.Sprintf("%s completes more agents than the simple protocol at crash rate %s", strings.ToUpper(v[:1])+v[1:], orNone(better))
+		if len(worse) > 0 {
+			reversed = true
+			sent += "; fewer at " + strings.Join(worse, ", ")
 		}
-		fnotes = append(fnotes, fmt.Sprintf("%s: %d stages lost their worker mid-stage, %d of them never committed (the curve tops out below 1 by that share)", variant, len(all)+lost, lost))
+		sentences = append(sentences, sent+".")
 	}
-	if len(ft.Rows) > 0 {
+	return sentences, reversed
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// blockingFigures: completion and messages per agent vs crash rate, the captions
+// drawn from the numbers.
+func blockingFigures(rs []*blockingResult) []reports.Figure {
+	vs, reversed := versusSimple(rs)
+	caption := "EO-P4: a permanent crash of the one node of a stage blocks the simple protocol's agents; observers let the extended protocol select a new worker — but only while a majority of each stage is up. " + strings.Join(vs, " ")
+	if reversed {
+		caption += " Where a variant completes fewer, its stages of 1 + k nodes lacked a majority more often than the simple protocol's single node was down: observers help only while crashes are rare enough."
+	}
+	caption += " With 0 observers the extended protocol is the simple one (same crashes, same numbers: one series). Bars: 95% cluster-bootstrap intervals over runs."
+	return []reports.Figure{
+		{Name: "eo-completion", Title: "Agents completed vs crash rate", X: "crash_rate", Y: "completion_rate", Low: "completion_lo", High: "completion_hi",
+			Series: "variant", Legend: "protocol", XLabel: "probability that each non-home node crashes for good", YLabel: "share of agents completed", Caption: caption},
+		{Name: "eo-messages", Title: "Messages per agent vs crash rate", X: "crash_rate", Y: "msgs_per_agent", Low: "msgs_lo", High: "msgs_hi",
+			Series: "variant", Legend: "protocol", XLabel: "probability that each non-home node crashes for good", YLabel: "messages sent per agent", ZeroY: true,
+			Caption: "The price of the extended protocol's fault tolerance: messages per agent (stage transactions, voting, selection) against the simple protocol's one transfer per stage. Bars: 95% confidence intervals over runs."},
+	}
+}
+
+// causes are the reasons an agent did not complete (blockCause), with their counts.
+var causes = []struct {
+	name string
+	n    func(s runSummary) int
+}{
+	{"no majority", func(s runSummary) int { return s.noMajority }},
+	{"in doubt", func(s runSummary) int { return s.inDoubt }},
+	{"other", func(s runSummary) int { return s.other }},
+}
+
+// blockedTable: blocked agents by cause and variant, one panel per variant on a shared
+// scale.
+func blockedTable(rs []*blockingResult) ([]*reports.Table, error) {
+	bt := reports.NewTable("EO-P4 blocked agents by cause", "variant", "crash_rate", "cause", "runs", "agents", "blocked", "share", "share_lo", "share_hi")
+	for _, r := range rs {
+		for _, c := range causes {
+			bt.Add(r.Point.variant(), r.Point.rate, c.name, r.N(), r.Count(agentsOf), r.Count(c.n), r.Share(c.n, agentsOf).Fmt("%.4f"))
+		}
+	}
+	bt.Figures = []reports.Figure{{Name: "eo-blocked", Title: "Agents blocked, by cause", X: "crash_rate", Y: "share", Low: "share_lo", High: "share_hi",
+		Series: "cause", Legend: "why the agent did not complete", Facet: "variant", XLabel: "crash rate", YLabel: "share of agents blocked",
+		Caption: "Why agents did not complete, one panel per variant on one scale: no majority — at most half the nodes are up at the stage the agent is at or at the one it must move to (for the simple protocol: its one node down); in doubt — a node holds a prepared Put whose coordinator is down (2PC blocking); other — neither (still running at the deadline). Bars: 95% cluster-bootstrap intervals over runs."}}
+	return []*reports.Table{bt}, nil
+}
+
+// failoverTable: failover after a worker crash, the extended protocol with observers.
+func failoverTable(obs []int) func(rs []*blockingResult) ([]*reports.Table, error) {
+	return func(rs []*blockingResult) ([]*reports.Table, error) {
+		ft := reports.NewTable("EO-P4 failover after a worker crash", "variant", "failover_ms", "fraction", "stages")
+		var fnotes []string
+		for _, k := range obs {
+			if k == 0 {
+				continue
+			}
+			var all []float64
+			lost := 0
+			for _, r := range rs {
+				if r.Point.proto == "extended" && r.Point.observers == k {
+					for _, s := range r.Runs {
+						all = append(all, s.failover...)
+						lost += s.failoverLost
+					}
+				}
+			}
+			slices.Sort(all)
+			variant := fmt.Sprintf("extended, %d observers", k)
+			for i, v := range all {
+				ft.Add(variant, fmt.Sprintf("%.1f", v), fmt.Sprintf("%.4f", float64(i+1)/float64(len(all)+lost)), len(all)+lost)
+			}
+			fnotes = append(fnotes, fmt.Sprintf("%s: %d stages lost their worker mid-stage, %d of them never committed (the curve tops out below 1 by that share)", variant, len(all)+lost, lost))
+		}
+		if len(ft.Rows) == 0 {
+			return nil, nil
+		}
 		ft.Notes = append(fnotes, "Failover time: from the crash of the node that last began a stage's transaction, before the stage committed, to the stage's commit by another worker; pooled over every crash rate.")
-		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant",
+		ft.Figures = []reports.Figure{{Name: "eo-failover-cdf", Title: "Failover time after a worker crash (CDF)", X: "failover_ms", Y: "fraction", Series: "variant", Legend: "protocol", Lines: true, Steps: true,
 			XLabel: "time from the worker's crash to the stage's commit (ms)", YLabel: "fraction of stages that lost their worker",
 			Caption: "How long the observers take to select a new worker and commit the stage after the worker crashes mid-stage (EO-5/EO-6: the observers' timeout, the election and the new transaction). Stages that never committed keep the curve below 1."}}
-		tables = append(tables, ft)
+		return []*reports.Table{ft}, nil
 	}
-	return tables, nil
+}
+
+// blockingClaims judges EO-P4 and the paper's claim that observers reduce blocking.
+func blockingClaims(rs []*blockingResult) []reports.Claim {
+	majorityUp, withObs, simpleOther, simpleBlocked := 0, 0, 0, 0
+	for _, r := range rs {
+		if r.Point.proto == "extended" && r.Point.observers > 0 {
+			majorityUp += r.Count(func(s runSummary) int { return s.inDoubt + s.other })
+			withObs += r.Count(agentsOf)
+		}
+		if r.Point.proto == "simple" {
+			simpleOther += r.Count(func(s runSummary) int { return s.inDoubt + s.other })
+			simpleBlocked += r.Count(func(s runSummary) int { return s.noMajority + s.inDoubt + s.other })
+		}
+	}
+	vs, reversed := versusSimple(rs)
+	var price []string
+	_, rates, at := byVariant(rs)
+	variants, _, _ := byVariant(rs)
+	for _, v := range variants {
+		if r := at[v][rates[0]]; r != nil && r.Point.rate == 0 {
+			m := 0.0
+			for _, s := range r.Runs {
+				m += float64(s.messages) / float64(max(1, s.launched))
+			}
+			price = append(price, fmt.Sprintf("%s %.1f", v, m/float64(r.N())))
+		}
+	}
+	return []reports.Claim{
+		{Source: "Rothermel & Straßer 1997 §3–5 (EO-P4)", Paper: "With observers, a permanent worker crash does not block an agent while a majority of its stage is up.",
+			Measured: fmt.Sprintf("%d of %d agents of the extended protocol with observers blocked while a majority was up (in doubt: a prepared Put whose coordinator crashed — 2PC blocking — or still running)", majorityUp, withObs),
+			Verdict:  reports.Judge(majorityUp == 0)},
+		{Source: "Rothermel & Straßer 1997 §1, §3", Paper: "The extended protocol reduces the probability that agents are blocked.",
+			Measured: strings.Join(vs, " "), Verdict: reports.Judge(!reversed)},
+		{Source: "Rothermel & Straßer 1997 §2", Paper: "The simple protocol blocks an agent while the node it waits on is down.",
+			Measured: fmt.Sprintf("%d agents blocked, %d of them for a reason other than their stage's node being down", simpleBlocked, simpleOther),
+			Verdict:  reports.Judge(simpleBlocked > 0 && simpleOther == 0)},
+		{Source: "Rothermel & Straßer 1997 §3–5", Paper: "Observers cost extra messages (voting, selection, I_AM_ALIVE); no number given.",
+			Measured: "messages per agent without crashes: " + strings.Join(price, ", "), Verdict: reports.NoNumber},
+	}
 }
 
 func meanP95(ds []time.Duration) (float64, float64) {

@@ -1,7 +1,6 @@
 package lsscen
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -338,49 +337,5 @@ func TestGround(t *testing.T) {
 	}
 	if !window(g.pair(0, 1), 0, sim.Time(5*time.Second), time.Second) || window(g.pair(0, 1), sim.Time(2*time.Second), sim.Time(7500*time.Millisecond), 4*time.Second) {
 		t.Error("window")
-	}
-}
-
-// TestDetectionShape: the measurements reproduce their expected shapes (small runs).
-func TestDetectionShape(t *testing.T) {
-	sc, _ := scenarios.Lookup("leasing/detection")
-	ps, _ := scenarios.NewParams(sc.Params, map[string]string{"runs": "8", "terms": "500ms,2s", "fe-means": "0.25,2", "traffic-terms": "100ms,1s,10s", "traffic-time": "60s"})
-	tabs, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tabs) != 4 {
-		t.Fatalf("%d tables: want delay, false expiry, traffic and traffic per policy (for the figure)", len(tabs))
-	}
-	num := func(s string) float64 {
-		var f float64
-		if _, err := fmt.Sscan(s, &f); err != nil {
-			t.Fatalf("cell %q: %v", s, err)
-		}
-		return f
-	}
-	// Detection: the grantor expires within one access period (plus a latency) of a
-	// term after the parting.
-	for _, row := range tabs[0].Rows {
-		term, mean, max := num(row[0]), num(row[2]), num(row[6])
-		if mean < term-0.15 || max > term+0.02 {
-			t.Errorf("detection delay for term %v: mean %v max %v", term, mean, max)
-		}
-	}
-	// False expiry: short disconnections (mean a quarter term) rarely expire the lease,
-	// long ones (two terms) mostly do.
-	short, long := num(tabs[1].Rows[0][4]), num(tabs[1].Rows[1][4])
-	if short > 0.25 || long < 0.4 {
-		t.Errorf("false-expiry rates: short %v long %v", short, long)
-	}
-	// Renewal traffic: G&C's on-demand load falls with the term and flattens.
-	r := tabs[2].Rows
-	if !(num(r[0][2]) > num(r[1][2]) && num(r[1][2]) > num(r[2][2])) || num(r[2][2]) > 0.2 {
-		t.Errorf("on-demand traffic not decreasing to a floor: %v %v %v", r[0][2], r[1][2], r[2][2])
-	}
-	for _, row := range r {
-		if d := num(row[2]) - num(row[3]); d > 0.25*num(row[3])+0.05 || d < -0.25*num(row[3])-0.05 {
-			t.Errorf("on-demand traffic %v vs model %v at term %v", row[2], row[3], row[0])
-		}
 	}
 }

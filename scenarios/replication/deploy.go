@@ -22,7 +22,10 @@ type deployment struct {
 	lease     time.Duration
 	policy    *rp.Policy
 	notify    bool
-	group     map[sim.NodeID]*group
+	// thesis: the thesis' membership (rp.Options.BackupsRegister; NoBackupPing with
+	// notify) instead of simrun's polling.
+	thesis bool
+	group  map[sim.NodeID]*group
 }
 
 // group is one replica group.
@@ -59,7 +62,8 @@ func (d *deployment) replicas(name string, active bool, nodes ...string) *group 
 	if d.flow != nil && slices.ContainsFunc(d.flow.Route, func(h rp.Hop) bool { return h.Group == name }) {
 		flow = d.flow
 	}
-	g := &group{name: name, active: active, o: &rp.Options{Group: name, Registries: d.regs, Period: d.period, Lease: d.lease, Active: active, Flow: flow, Policy: d.policy, Notify: d.notify}}
+	g := &group{name: name, active: active, o: &rp.Options{Group: name, Registries: d.regs, Period: d.period, Lease: d.lease, Active: active, Flow: flow, Policy: d.policy, Notify: d.notify,
+		BackupsRegister: d.thesis, NoBackupPing: d.thesis && d.notify}}
 	for _, n := range nodes {
 		id := sim.NodeID(len(d.nodes))
 		g.members = append(g.members, id)

@@ -103,22 +103,37 @@ var flowKinds = []flowKind{
 				{label: "6.4", what: "primary monitor", at: sim.Time(2 * s), groups: []string{"monitor"}, victims: primaryOf(d, "monitor")},
 				{label: "6.5", what: "data server on cumming", at: sim.Time(3 * s), groups: []string{"data"}, victims: node("cumming/data")},
 				{label: "6.6", what: "primary ORBWork manager", at: sim.Time(4 * s), groups: []string{"manager"}, victims: primaryOf(d, "manager")},
-				{label: "6.7", what: "ORBWork server on greensboro, its task schedulers (during a Process task)", at: sim.Time(5 * s), groups: schedulers,
-					on: func(o sim.Observation) bool {
-						v, ok := o.Value.(rp.Task)
-						return ok && o.Kind == rp.ObsSideCall && v.Group == "Process"
-					},
-					victims: func(*sim.Kernel, *sim.Observation) []sim.NodeID {
-						var out []sim.NodeID
-						for _, g := range schedulers {
-							id, _ := d.byName("greensboro/" + g + ".scd")
-							out = append(out, id)
-						}
-						return out
-					}},
+				// §6.7's key case on every seed: the ORBWork server killed is the one
+				// hosting the Process primary (greensboro in the thesis), whichever the
+				// registration IDs made it.
+				killed67(d, 5*s),
 				{label: "6.8", what: "worklist server on cumming", at: sim.Time(6 * s), groups: []string{"worklist"}, victims: node("cumming/worklist")},
 			}
 		}},
+}
+
+// killed67 is §6.7's kill at or after at, during a Process task: the ORBWork server
+// hosting the Process group's primary, with its task schedulers; the table names it.
+func killed67(d *deployment, at time.Duration) *trigger {
+	t := &trigger{label: "6.7", what: "ORBWork server of the Process primary (its task schedulers, during a Process task)", at: sim.Time(at), groups: schedulers,
+		on: func(o sim.Observation) bool {
+			v, ok := o.Value.(rp.Task)
+			return ok && o.Kind == rp.ObsSideCall && v.Group == "Process"
+		}}
+	t.victims = func(k *sim.Kernel, _ *sim.Observation) []sim.NodeID {
+		host := "greensboro"
+		if p := d.primary(k, d.groupNamed("Process")); p >= 0 {
+			host, _, _ = strings.Cut(d.nodes[p].Name, "/")
+		}
+		t.what = "ORBWork server on " + host + ", the Process primary's (its task schedulers, during a Process task)"
+		var out []sim.NodeID
+		for _, g := range schedulers {
+			id, _ := d.byName(host + "/" + g + ".scd")
+			out = append(out, id)
+		}
+		return out
+	}
+	return t
 }
 
 func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
@@ -141,6 +156,10 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	}
 	d := newDeployment(period, lease, pol)
 	d.flow = simpleFlow
+	if k.table61 {
+		// the thesis' own membership (§5.2.2), or its future work's notices
+		d.notify, d.thesis = p.Bool("notify"), true
+	}
 	if k.table61 {
 		// Table 6.1 (the worklist server has three replicas, everything else two; the
 		// ORBWork servers on greensboro and fargo host the task schedulers).

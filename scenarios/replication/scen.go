@@ -323,6 +323,7 @@ func init() {
 			// instances flow until after the last kill (at 6s)
 			ps = slices.Clone(flowParams)
 			ps[0].Default = "22"
+			ps = append(ps, scenarios.Param{Name: "notify", Default: "false", Help: "the thesis' future work (§7): the registries notify the replicas of membership changes and backups stop pinging the primary (false: the thesis' polling, §5.2.2)"})
 		}
 		scenarios.Register(&scenarios.Scenario{Name: "replication/" + k.name, Help: k.help, Params: ps, Suite: k.suite,
 			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return flowSetup(b, k) }})

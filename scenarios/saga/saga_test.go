@@ -2,16 +2,13 @@ package sagascen
 
 import (
 	"fmt"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simrun-dev/simrun/faults"
 	"github.com/simrun-dev/simrun/protocols/saga"
-	"github.com/simrun-dev/simrun/reports"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/scenarios/scenariotest"
 	"github.com/simrun-dev/simrun/sim"
@@ -284,64 +281,6 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// The experiments' claims: the agent layer's messages grow quadratically with the
-// sections and an orchestrator's linearly (2n); the line's connectivity traffic is
-// linear in the agents (2(n−1) a round) and all-to-all quadratic (n(n−1)); the
-// compensation without a lost agent waits the grace period (slope 1 ms per ms).
-func TestExperiments(t *testing.T) {
-	exp := func(name string, params map[string]string) [][]string {
-		sc, err := scenarios.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := scenarios.NewParams(sc.Params, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tables[0].Rows
-	}
-	for _, r := range exp("saga/sections", map[string]string{"max": "4", "seeds": "2", "txs": "3"}) {
-		var n int
-		var m float64
-		fmt.Sscan(r[1], &n)
-		fmt.Sscan(r[3], &m)
-		want := float64(2*n*n + 2*n - 4) // n-1 requests and acks, n(n-1) notices and acks, n-1 decisions and acks
-		if n == 1 {
-			want = 0
-		}
-		if r[0] == "orchestrator" {
-			want = float64(2 * n)
-		}
-		if m != want {
-			t.Errorf("%s, %d sections: %v messages per transaction, want %v", r[0], n, m, want)
-		}
-	}
-	for _, r := range exp("saga/connectivity", map[string]string{"agents": "3,5", "seeds": "1"}) {
-		var n int
-		var m float64
-		fmt.Sscan(r[1], &n)
-		fmt.Sscan(r[3], &m)
-		want := float64(2*(n-1)) * 20
-		if r[0] == "all" {
-			want = float64(n*(n-1)) * 20
-		}
-		if m < want-float64(n*n) || m > want+float64(n*n) {
-			t.Errorf("%s, %d agents: %v messages/s, want about %v", r[0], n, m, want)
-		}
-	}
-	rows := exp("saga/grace", map[string]string{"graces": "200ms,800ms", "seeds": "2"})
-	var c1, c2 float64
-	fmt.Sscan(rows[0][5], &c1)
-	fmt.Sscan(rows[1][5], &c2)
-	if d := c2 - c1; d < 550 || d > 650 {
-		t.Errorf("compensation moved by %v ms when the grace period grew by 600 ms", d)
-	}
-}
-
 // A user's configuration file: a good one runs; a bad one is one line naming the file
 // and the line, and nothing runs.
 func TestConfigFile(t *testing.T) {
@@ -357,51 +296,5 @@ func TestConfigFile(t *testing.T) {
 	_, err = scenarios.RunName("saga/config", scenarios.Options{Seed: 1, Params: map[string]string{"file": bad, "start": "hotel/trip"}})
 	if err == nil || !scenarios.IsInputError(err) || !strings.Contains(err.Error(), bad+":2: missing compensation") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("bad file: %v", err)
-	}
-}
-
-// The connectivity fits: with fewer than three agent counts there is nothing to fit
-// (the table says so instead of printing NaN); with three, the all-to-all traffic fits
-// n(n−1) better than a line and every number is finite.
-func TestConnectivityFits(t *testing.T) {
-	run := func(agents string) []*reports.Table {
-		sc, err := scenarios.Lookup("saga/connectivity")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := scenarios.NewParams(sc.Params, map[string]string{"agents": agents, "seeds": "1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tables
-	}
-	for _, agents := range []string{"2", "3,5"} {
-		tables := run(agents)
-		if len(tables) != 1 || !strings.Contains(strings.Join(tables[0].Notes, " "), "No fits") {
-			t.Errorf("agents=%s: %d tables, notes %q; want the counts alone and a note saying why there are no fits", agents, len(tables), tables[0].Notes)
-		}
-		// Over one agent count the formulas are crosses, and the report page says so.
-		if got, want := tables[0].Figures[0].CurvesAsMarks(tables[0]), agents == "2"; got != want {
-			t.Errorf("agents=%s: formulas drawn as marks %v, want %v", agents, got, want)
-		}
-	}
-	tables := run("3,5,7")
-	if len(tables) != 2 {
-		t.Fatalf("agents=3,5,7: %d tables, want the counts and the fits", len(tables))
-	}
-	r2 := map[string]float64{}
-	for _, row := range tables[1].Rows {
-		v, err := strconv.ParseFloat(row[4], 64)
-		if err != nil || math.IsNaN(v) {
-			t.Fatalf("fit %v: R² %q is not a number", row, row[4])
-		}
-		r2[row[1]] = v
-	}
-	if r2["a + b·n(n−1)"] < 0.999 || r2["a + b·n (a line fits it worse)"] >= r2["a + b·n(n−1)"] {
-		t.Errorf("all-to-all fits: %v; want n(n−1) to fit (R² ≈ 1) better than a line", r2)
 	}
 }

@@ -2,9 +2,7 @@ package wkscen
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -351,91 +349,6 @@ func TestBadInputRejected(t *testing.T) {
 	}
 }
 
-// WK-P5: the experiment's numbers. The game's messages per conflict-free task are
-// exactly 14ϱ (complete) and 12ϱ (restricted); ordered locking 3ϱ with a response
-// time linear in ϱ; the central manager 3 whatever ϱ.
-func TestCostExperiment(t *testing.T) {
-	sc, err := scenarios.Lookup("winkowski/cost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := scenarios.NewParams(sc.Params, map[string]string{"seeds": "2", "agents": "4", "tasks": "4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fits := tables[len(tables)-1]
-	want := map[string][2]float64{ // messages: intercept, slope
-		"winkowski": {0, 14}, "winkowski-restricted": {0, 12}, "ordered": {0, 3}, "central": {3, 0},
-	}
-	for _, row := range fits.Rows {
-		var a, b float64
-		fmt.Sscan(row[2], &a)
-		fmt.Sscan(row[3], &b)
-		switch row[1] {
-		case "messages per task":
-			if w := want[row[0]]; math.Abs(a-w[0]) > 1e-9 || math.Abs(b-w[1]) > 1e-9 {
-				t.Errorf("%s messages: %v + %v·ϱ, want %v + %v·ϱ", row[0], a, b, w[0], w[1])
-			}
-		case "response time (ms)":
-			var r2 float64
-			fmt.Sscan(row[4], &r2)
-			switch row[0] {
-			case "ordered":
-				if r2 < 0.99 || b < 5 {
-					t.Errorf("ordered response slope %v R² %v: want linear, about one round trip per resource", b, r2)
-				}
-			case "winkowski", "winkowski-restricted":
-				if b <= 0 || b > 5 {
-					t.Errorf("%s response slope %v ms per resource: want small and positive", row[0], b)
-				}
-			}
-		}
-	}
-	if len(tables) != 6 {
-		t.Fatalf("%d tables, want the combined one (figures), 4 protocols and the fits", len(tables))
-	}
-	if all := tables[0]; len(all.Rows) != 4*8 || len(all.Figures) != 2 {
-		t.Fatalf("combined table: %d rows, %d figures", len(all.Rows), len(all.Figures))
-	}
-}
-
-// The locality experiment: with a task failed for good, the game delays no task beyond
-// distance 1 (WK-P4) while ordered locking does.
-func TestLocalityExperiment(t *testing.T) {
-	sc, _ := scenarios.Lookup("winkowski/locality")
-	ps, err := scenarios.NewParams(sc.Params, map[string]string{"runs": "30", "protocols": "winkowski,ordered"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cell := func(proto, fault string, col int) string {
-		for _, r := range tables[0].Rows {
-			if r[0] == proto && r[1] == fault {
-				return r[col]
-			}
-		}
-		t.Fatalf("no row %s/%s", proto, fault)
-		return ""
-	}
-	if d2, d3 := cell("winkowski", "task", 3), cell("winkowski", "task", 4); d2 != "0.000" || d3 != "0.000" {
-		t.Errorf("game, task failure: misses at distance 2 %s, 3+ %s; want none (WK-P4)", d2, d3)
-	}
-	if d3 := cell("winkowski", "manager", 4); d3 != "0.000" {
-		t.Errorf("game, manager failure: misses at distance 3+ %s; want none (choice F1)", d3)
-	}
-	if d3 := cell("ordered", "task", 4); d3 == "0.000" {
-		t.Errorf("ordered locking, task failure: no miss at distance 3+; its blocking chains should show")
-	}
-	t.Log("\n" + tables[0].String())
-}
-
 // TestSwarmShowsDrawnGamma: the swarm's report says which Γ it drew (its params line
 // only says gamma=seed); scenarios with a given Γ print no drawn line.
 func TestSwarmShowsDrawnGamma(t *testing.T) {
@@ -451,50 +364,6 @@ func TestSwarmShowsDrawnGamma(t *testing.T) {
 	}
 	if rep, err := scenarios.RunName("winkowski/dining", scenarios.Options{Seed: 1}); err != nil || rep.Notes != nil {
 		t.Fatalf("dining: %v %q", err, rep.Notes)
-	}
-}
-
-// The price of economy: under contention every task still completes (runPoint fails
-// otherwise), the baselines keep their message counts (ordered 3ϱ, central 3), and the
-// game pays for its conflicts: more than its conflict-free 14ϱ from ϱ = 2 on.
-func TestContentionExperiment(t *testing.T) {
-	sc, err := scenarios.Lookup("winkowski/contention")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := scenarios.NewParams(sc.Params, map[string]string{"seeds": "2", "agents": "4", "tasks": "3", "pools": "4", "rho": "3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := tables[0].Rows
-	if len(rows) != 12 {
-		t.Fatalf("%d rows, want 4 protocols × 3", len(rows))
-	}
-	for _, r := range rows {
-		rho, _ := strconv.Atoi(r[1])
-		msgs, _ := strconv.ParseFloat(r[3], 64)
-		switch r[0] {
-		case "ordered":
-			if msgs != float64(3*rho) {
-				t.Errorf("ordered ϱ=%d: %v messages, want %d", rho, msgs, 3*rho)
-			}
-		case "central":
-			if msgs != 3 {
-				t.Errorf("central ϱ=%d: %v messages, want 3", rho, msgs)
-			}
-		case "winkowski":
-			if rho >= 2 && msgs <= float64(14*rho) {
-				t.Errorf("winkowski ϱ=%d under contention: %v messages, no more than conflict-free 14ϱ", rho, msgs)
-			}
-		}
-	}
-	ps, _ = scenarios.NewParams(sc.Params, map[string]string{"pools": "3", "rho": "4"})
-	if _, err := sc.Experiment(&scenarios.Exp{Seed: 1, Params: ps}); err == nil || !strings.Contains(err.Error(), "more than the 3 pools") {
-		t.Fatalf("rho > pools: %v", err)
 	}
 }
 
