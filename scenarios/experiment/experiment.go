@@ -149,8 +149,22 @@ func (sw *Sweep[P, S]) run(progress func(done, total int)) ([]*Result[P, S], err
 	}
 	errs := make([]error, len(jobs))
 	var mu sync.Mutex
-	done, failed := 0, len(jobs) // failed: the least failing job so far
-	next := make(chan int)
+	failed := len(jobs) // the least failing job so far
+	// Workers run the jobs; this goroutine hands them out and reports progress, so a
+	// progress function never runs on a worker (it may panic to stop the experiment:
+	// stop then ends the feeder and the workers).
+	next, finished, stop := make(chan int), make(chan int), make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(next)
+		for i := range jobs {
+			select {
+			case next <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	for range min(workers, max(1, len(jobs))) {
 		wg.Add(1)
@@ -160,30 +174,32 @@ func (sw *Sweep[P, S]) run(progress func(done, total int)) ([]*Result[P, S], err
 				mu.Lock()
 				skip := i > failed // a later job than one that failed: its result is not needed
 				mu.Unlock()
-				if skip {
-					continue
+				if !skip {
+					j := jobs[i]
+					r := rs[j.point]
+					s, err := sw.Run(r.Point, r.Seeds[j.run])
+					mu.Lock()
+					if err != nil {
+						errs[i], failed = err, min(failed, i)
+					} else {
+						r.Runs[j.run] = s
+					}
+					mu.Unlock()
 				}
-				j := jobs[i]
-				r := rs[j.point]
-				s, err := sw.Run(r.Point, r.Seeds[j.run])
-				mu.Lock()
-				if err != nil {
-					errs[i], failed = err, min(failed, i)
-				} else {
-					r.Runs[j.run] = s
+				select {
+				case finished <- i:
+				case <-stop:
+					return
 				}
-				done++
-				if progress != nil {
-					progress(done, len(jobs))
-				}
-				mu.Unlock()
 			}
 		}()
 	}
-	for i := range jobs {
-		next <- i
+	for done := 1; done <= len(jobs); done++ {
+		<-finished
+		if progress != nil {
+			progress(done, len(jobs))
+		}
 	}
-	close(next)
 	wg.Wait()
 	if failed < len(jobs) {
 		return nil, errs[failed]
