@@ -93,9 +93,9 @@
 //     collect a majority from the others. H's COND_YES({N}) votes then turn into YES
 //     through the local voter's earlier YES for H, so H and N are both Ready. The
 //     simulator's swarm found it (the seed that did no longer does: the swarm's
-//     draws changed since); Config.Bug = BugReadyWithoutOwnVote restores the literal
-//     rule, and the model checker finds the violation (pinned in the scenario
-//     package's model tests). The paper's own correctness argument assumes exactly this rule: a
+//     draws changed since); a Policy.Tally that ignores the own vote restores the
+//     literal rule (-p bug=ready-without-own-vote), and the model checker finds the
+//     violation (pinned in the scenario package's model tests). The paper's own correctness argument assumes exactly this rule: a
 //     node's YES for a higher orchestrator certifies that its local orchestrator gave up.
 //   - YES votes arriving after Ready are added to YesVotes (phase 2 must reach them). A
 //     (COND_)YES for a Tid the orchestrator no longer runs is answered at once as an

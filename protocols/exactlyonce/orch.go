@@ -83,10 +83,6 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 		if slices.Contains(x.yes, voter) || slices.Contains(x.no, voter) {
 			return
 		}
-		if n.cfg.Bug == BugCondYesAsYes {
-			x.yes = addNode(x.yes, voter)
-			break
-		}
 		x.cond = setCond(x.cond, voter, set)
 	}
 	// EO-5: a COND_YES(V, S) becomes a YES once every node of S is in YesVotes;
@@ -94,7 +90,7 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 	for changed := true; changed; {
 		changed = false
 		for i, c := range x.cond {
-			if subset(c.set, x.yes) {
+			if n.cfg.Policy.condYesHolds(c.set, x.yes) {
 				x.yes = addNode(x.yes, c.voter)
 				x.cond = slices.Delete(slices.Clone(x.cond), i, i+1)
 				changed = true
@@ -106,25 +102,14 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 	// paper's COND_YES conversion relies on a node's voter voting yes for a
 	// higher-priority orchestrator only once its local orchestrator cannot become
 	// Ready; an orchestrator Ready without its own voter breaks that).
-	own := n.cfg.Bug == BugReadyWithoutOwnVote || slices.Contains(x.yes, n.id)
-	ownNo := n.cfg.Bug != BugReadyWithoutOwnVote && slices.Contains(x.no, n.id)
-	switch {
-	case len(x.yes) >= x.rec.Majority() && own:
+	switch n.cfg.Policy.tally(Tally{Record: x.rec, Self: n.id, Yes: x.yes, No: x.no}) {
+	case Ready:
 		n.orchReady(x)
-	case 2*len(x.no) >= len(x.rec.Nodes) || ownNo:
+	case Impossible:
 		// EO-5: a majority became impossible (at least half voted NO, or this node's
 		// own voter, which holds a vote for a higher-priority orchestrator).
 		n.orchGiveUp(x, abortOrchNo)
 	}
-}
-
-func subset(a, b []sim.NodeID) bool {
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
 }
 
 func setCond(cs []condVote, v sim.NodeID, set []sim.NodeID) []condVote {
@@ -248,7 +233,7 @@ func (n *Node) orchOnInquiry(m Inquiry) {
 
 // sendUnVote sends UN_VOTE(stage, t) to voter v (and records it for the checkers).
 func (n *Node) sendUnVote(v sim.NodeID, s StageID, t Tid) {
-	if n.cfg.Bug == BugSkipUnVote {
+	if !n.cfg.Policy.withdrawsVote(v, s, t) {
 		return
 	}
 	n.send(v, UnVote{Stage: s, Tid: t, Orch: n.id})

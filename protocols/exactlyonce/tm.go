@@ -255,7 +255,7 @@ func (n *Node) tmCommit(x *tx) {
 	if len(x.remote) > 0 {
 		c := &commitRecord{Stage: s, Pending: slices.Clone(x.remote)}
 		put(n, ownCommitLog, &n.commitLog, t, c)
-		if n.cfg.Bug != BugNoCommitLog {
+		if n.cfg.Policy.logsCommit(t) {
 			n.out.Store(tidKey(preCommit, t), *c)
 		}
 		n.armResend(tidTimer(tCommit, t), n.cfg.Timing.CommitResend)
@@ -404,14 +404,12 @@ func (n *Node) tmOnCommitTimer(t Tid) {
 // onStatus answers an in-doubt participant: commit if logged, nothing while phase 1
 // runs, abort otherwise (presumed abort).
 func (n *Node) onStatus(from sim.NodeID, m Status) {
-	if n.commitLog[m.Tid] != nil {
+	switch n.cfg.Policy.status(StatusQuery{Stage: m.Stage, Tid: m.Tid, Logged: n.commitLog[m.Tid] != nil, Running: n.txByTid(m.Tid) != nil}) {
+	case StatusCommit:
 		n.send(from, Commit(m))
-		return
+	case StatusAbort:
+		n.send(from, Abort(m))
 	}
-	if n.txByTid(m.Tid) != nil && n.cfg.Bug != BugStatusEarly {
-		return
-	}
-	n.send(from, Abort(m))
 }
 
 // tmRecover is the TM's restart: logged commits are re-sent; prepared local resource
@@ -437,7 +435,7 @@ func (n *Node) participantPrepare(coord sim.NodeID, t Tid, rec StageRecord, a Ag
 	if _, ok := n.queue[rec.ID]; ok {
 		return false
 	}
-	if n.cfg.Bug == BugForgetBeforeCommit {
+	if n.cfg.Policy.activatesOnPrepare(rec) {
 		n.activate(rec, a)
 		return true
 	}

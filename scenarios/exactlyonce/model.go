@@ -110,11 +110,11 @@ func init() {
 			if p.Err() != nil {
 				return nil, p.Err()
 			}
-			b, err := eo.ParseBug(bug)
+			pol, err := BugPolicy(bug)
 			if err != nil {
 				return nil, fmt.Errorf("parameter bug: %w", err)
 			}
-			o.Bug = b
+			o.Policy = pol
 			return ModelSystem(o)
 		},
 	})
@@ -132,7 +132,8 @@ type ModelOptions struct {
 	Pool              bool
 	MajoritySelect    bool
 	AbstractSelection bool
-	Bug               eo.Bug
+	// Policy plants a broken variant (the zero Policy: the protocol).
+	Policy eo.Policy
 }
 
 // Ghost is the model's monitor of what happened (folded over observations).
@@ -247,7 +248,7 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	}
 	cfg := &eo.Config{
 		Names: names, MajoritySelect: o.MajoritySelect, Capacity: 1,
-		Timing: eo.DefaultTiming(), MaxAttempts: o.Attempts, Resends: o.Resends, Bug: o.Bug,
+		Timing: eo.DefaultTiming(), MaxAttempts: o.Attempts, Resends: o.Resends, Policy: o.Policy,
 		AbstractSelection: o.AbstractSelection,
 	}
 	facts := newStoreFacts()

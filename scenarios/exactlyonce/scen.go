@@ -55,7 +55,7 @@ var baseParams = []scenarios.Param{
 
 func joinBugs() string {
 	s := ""
-	for i, b := range eo.BugNames() {
+	for i, b := range BugNames() {
 		if i > 0 {
 			s += ", "
 		}
@@ -199,7 +199,7 @@ type options struct {
 	horizon, bound     time.Duration
 	latMin, latMax     time.Duration
 	loss, dup, reorder float64
-	bug                eo.Bug
+	policy             eo.Policy // the -p bug= variant's hooks (the zero Policy: none)
 }
 
 func parse(p *scenarios.Params) (options, error) {
@@ -238,7 +238,7 @@ func parse(p *scenarios.Params) (options, error) {
 	if o.latMin, o.latMax, err = parseLatency(lat); err != nil {
 		return o, err
 	}
-	if o.bug, err = eo.ParseBug(p.String("bug")); err != nil {
+	if o.policy, err = BugPolicy(p.String("bug")); err != nil {
 		return o, fmt.Errorf("parameter bug: %w", err)
 	}
 	if o.timescale <= 0 || o.timescale > 100 {
@@ -309,7 +309,7 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 	}
 	cfg := &eo.Config{
 		Names: names, Simple: o.simple, MajoritySelect: o.majority, StaticNext: o.static,
-		Capacity: int32(o.capacity), Timing: eo.DefaultTiming().Scaled(o.timescale), CountMessages: true, Bug: o.bug,
+		Capacity: int32(o.capacity), Timing: eo.DefaultTiming().Scaled(o.timescale), CountMessages: true, Policy: o.policy,
 		Work: o.work,
 	}
 	e := &env{seed: b.Seed, names: names, horizon: o.horizon, cfg: cfg}

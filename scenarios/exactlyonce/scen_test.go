@@ -519,3 +519,19 @@ func TestP5UnderLastingPartition(t *testing.T) {
 		}
 	}
 }
+
+// Every -p bug= name builds its policy; an unknown name is a clear one-line error
+// that lists the names.
+func TestBugNames(t *testing.T) {
+	for _, name := range BugNames() {
+		if _, err := BugPolicy(name); err != nil {
+			t.Errorf("BugPolicy(%q): %v", name, err)
+		}
+		if name != "none" && BugDoc(name) == "" {
+			t.Errorf("bug %s has no doc", name)
+		}
+	}
+	if _, err := BugPolicy("nope"); err == nil || !strings.Contains(err.Error(), "voter-ignores-orchset") {
+		t.Errorf("BugPolicy(nope) = %v", err)
+	}
+}
