@@ -55,7 +55,9 @@ var bugs = []bug{
 			}
 		}},
 	{"unvote-no-tid", "a voter's UN_VOTE removes the orchestrator's entry whatever its Tid, so a late UN_VOTE of an older transaction withdraws a newer vote (breaks EO-5/EO-6 once a node runs two transactions of a stage)",
-		func(p *eo.Policy) { p.UnVoteMatches = func(e eo.VoteEntry, m eo.UnVote) bool { return e.Orch == m.Orch } }},
+		func(p *eo.Policy) {
+			p.UnVoteMatches = func(e eo.VoteEntry, m eo.UnVote) bool { return e.Orch == m.Orch }
+		}},
 	{"status-early", "a coordinator answers STATUS with ABORT while the transaction is still in phase 1, and may commit it afterwards (breaks EO-2/EO-3 atomicity)",
 		func(p *eo.Policy) {
 			p.Status = func(q eo.StatusQuery) eo.StatusAnswer {
