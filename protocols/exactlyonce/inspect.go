@@ -1,6 +1,7 @@
 package exactlyonce
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -133,3 +134,51 @@ func (n *Node) OrphanTransaction() (StageID, bool) {
 func stageLess(a, b StageID) bool {
 	return a.Agent < b.Agent || (a.Agent == b.Agent && a.Hop < b.Hop)
 }
+
+// Voting is a stage transaction this node coordinates whose orchestrator is still in
+// phase 1 (EO-5): its votes so far. For checkers.
+type Voting struct {
+	Stage   StageID
+	Tid     Tid
+	Record  StageRecord
+	Yes, No []sim.NodeID
+	// Cond lists the COND_YES votes not yet counted as YES.
+	Cond []CondVote
+}
+
+// CondVote is a COND_YES(Set) of Voter an orchestrator holds.
+type CondVote struct {
+	Voter sim.NodeID
+	Set   []sim.NodeID
+}
+
+// VotingNow returns the node's transactions whose orchestrator still collects votes,
+// by stage. For checkers (the slices are copies).
+func (n *Node) VotingNow() []Voting {
+	var out []Voting
+	for _, s := range sortedStages(n.txs) {
+		x := n.txs[s]
+		if x.orchVote != 0 || x.executing || n.cfg.Simple {
+			continue
+		}
+		v := Voting{Stage: s, Tid: x.tid, Record: x.rec, Yes: slices.Clone(x.yes), No: slices.Clone(x.no)}
+		for _, c := range x.cond {
+			v.Cond = append(v.Cond, CondVote{Voter: c.voter, Set: slices.Clone(c.set)})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Coordinating returns how many stage transactions the node coordinates now.
+func (n *Node) Coordinating() int { return len(n.txs) }
+
+// MayResend reports whether Config.Resends leaves the node a round of periodic
+// re-sending (always, when unbounded). For checkers.
+func (n *Node) MayResend() bool {
+	return n.cfg.Resends == 0 || (n.cfg.Resends > 0 && n.resends < n.cfg.Resends)
+}
+
+// InquiryTimer is the timer of stage s's INQUIRY rounds (EO-7), for checkers that
+// look at a node's pending timers.
+func InquiryTimer(s StageID) sim.TimerID { return stageTimer(tInquiry, s) }

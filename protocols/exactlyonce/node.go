@@ -111,6 +111,19 @@ type Config struct {
 	// may become a worker at any time, a superset of what the selection protocol
 	// allows, and the voting protocol alone must keep one commit per stage.
 	AbstractSelection bool
+	// Selectors, when set, lists the only nodes that may start a selection (model
+	// checking: the others observe and vote, their monitor is never armed, so fewer
+	// orchestrators compete; with AbstractSelection, fewer nodes may become
+	// workers). nil: every node. Off in every simulation.
+	Selectors []sim.NodeID
+	// NoRecoveryTimers, for model checking without crashes, arms neither an in-doubt
+	// participant's STATUS timer nor a voter's INQUIRY timer (EO-3, EO-7). Without a
+	// crash every message arrives: a coordinator always sends its outcome (COMMIT,
+	// or ABORT as a courtesy), and an orchestrator always withdraws the votes of a
+	// transaction it ends (UN_VOTE, at once for a vote that arrives late), so these
+	// timers only ask again — and, firing at any moment, multiply the interleavings
+	// to explore. Configurations with crashes check them. Off in every simulation.
+	NoRecoveryTimers bool
 	// Resends bounds, per node (counted in stable storage, like MaxAttempts), the
 	// rounds of periodic re-sending (a timer re-arming itself: I_AM_ALIVE, VOTE,
 	// INQUIRY, STATUS, COMMIT, FORGET, I_AM_SELECTED, and a selection starting over):
@@ -295,7 +308,7 @@ func (n *Node) receive(from sim.NodeID, m sim.Message) {
 	case ForgetAck:
 		n.orchOnForgetAck(m)
 	case Inquiry:
-		n.orchOnInquiry(m)
+		n.orchOnInquiry(m, true)
 	// selection (EO-8)
 	case IAmAlive:
 		n.selOnAlive(from, m.Stage, false)
@@ -551,6 +564,7 @@ func (n *Node) recover(st sim.StableView) {
 	n.orchRecover()
 	// EO-3: in-doubt participants ask their coordinators.
 	for _, t := range sortedTids(n.prepared) {
+		n.out.Cover(ruleRecoverDoubt)
 		n.out.SetTimer(tidTimer(tStatus, t), 0)
 	}
 	// EO-7 (voter) and EO-8: every Active stage resumes; the node is an observer until
@@ -558,11 +572,14 @@ func (n *Node) recover(st sim.StableView) {
 	// node resumes as the stage's worker).
 	for _, s := range sortedStages(n.queue) {
 		if len(n.orchSet[s]) > 0 && n.cfg.Policy.inquiresAtRestart(s) {
+			n.out.Cover(ruleRecoverVoter)
 			n.voterInquire(s, false)
 		}
 		if n.cfg.Simple {
+			n.out.Cover(ruleSimpleResume)
 			n.becomeWorker(s, false)
 		} else {
+			n.out.Cover(ruleRestartObserver)
 			n.becomeObserver(s)
 		}
 	}

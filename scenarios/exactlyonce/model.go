@@ -68,28 +68,36 @@ var ModelParams = []model.Param{
 	{Name: "crashes", Default: "1", Help: "crash budget (0..3)"},
 	{Name: "crashable", Default: "", Help: "nodes that may crash, comma-separated (default: every node)"},
 	{Name: "attempts", Default: "1", Help: "stage transactions (and self-selections) a node may begin per stage"},
-	{Name: "inflight", Default: "4", Help: "do not expand states with more messages in flight"},
+	{Name: "inflight", Default: "auto", Help: "do not expand states with more messages in flight (auto: the least that lets a crash-free run complete, 4 or twice the observers)"},
 	{Name: "resends", Default: "-1", Help: "rounds of periodic re-sending per node (0 = unbounded, -1 = none)"},
 	{Name: "pool", Default: "false", Help: "stage 1 reserves a seat (adds the resource service and EO-P2)"},
 	{Name: "selection", Default: "abstract", Help: "abstract (an observer may become worker at any time, no selection messages) or protocol (EO-8 as specified)"},
 	{Name: "majority-select", Default: "false", Help: "majority-ACK selection variant (selection=protocol)"},
+	{Name: "selectors", Default: "auto", Help: "the only nodes that may select themselves (become workers other than the initial one), comma-separated, or none, or all (auto: all in a stage of up to 3 nodes, else the lowest-priority node only)"},
+	{Name: "recovery", Default: "auto", Help: "arm the recovery timers (STATUS of an in-doubt participant, a voter's INQUIRY): true, false (only without crashes), or auto (false only without crashes in a stage of 4 nodes or more)"},
+	{Name: "midsend", Default: "false", Help: "a crash may also cut a handler call's sends short (Crashes.MidSend: some of its messages leave, the rest never do)"},
 	{Name: "bug", Default: "none", Help: "deliberately broken variant: " + joinBugs()},
 }
 
 func init() {
 	model.Register(model.Model{
-		Name:   "exactlyonce",
-		Help:   "exactly-once agents: 1 agent, stages {n0} and {n0,n1,n2}, FIFO, crash budget 1; EO-P1 and EO-I1 invariants",
-		Params: ModelParams,
+		Name:      "exactlyonce",
+		Help:      "exactly-once agents: 1 agent, stages {n0} and {n0,n1,n2}, FIFO, crash budget 1; EO-P1 and EO-I1 invariants",
+		Params:    ModelParams,
+		Portfolio: Portfolio,
 		Build: func(p *model.Params) (model.System, error) {
 			o := ModelOptions{
-				Observers:      p.IntRange("observers", 0, 4),
-				Crashes:        p.IntRange("crashes", 0, 3),
-				Attempts:       p.IntRange("attempts", 1, 10),
-				InFlight:       p.IntRange("inflight", 1, 64),
+				Observers: p.IntRange("observers", 0, 4),
+				Crashes:   p.IntRange("crashes", 0, 3),
+				Attempts:  p.IntRange("attempts", 1, 10),
+
 				Resends:        p.IntRange("resends", -1, 10),
 				Pool:           p.Bool("pool"),
 				MajoritySelect: p.Bool("majority-select"),
+				MidSend:        p.Bool("midsend"),
+			}
+			if v := p.String("inflight"); v != "auto" {
+				o.InFlight = p.IntRange("inflight", 1, 64)
 			}
 			bug := p.String("bug")
 			switch home := p.String("home"); home {
@@ -107,6 +115,29 @@ func init() {
 				return nil, fmt.Errorf("parameter selection=%q: want abstract or protocol", sel)
 			}
 			o.Crashable = p.List("crashable")
+			switch sel := p.List("selectors"); {
+			case len(sel) == 1 && sel[0] == "none":
+				o.Selectors = []string{} // no observer selects itself
+			case len(sel) == 1 && sel[0] == "all":
+			case len(sel) == 1 && sel[0] == "auto":
+				if o.Observers >= 3 {
+					o.Selectors = []string{fmt.Sprintf("n%d", o.Observers-btoi(o.HomeIsWorker)+1)}
+				}
+			default:
+				o.Selectors = sel
+			}
+			switch rec := p.String("recovery"); rec {
+			case "true":
+			case "false":
+				o.NoRecoveryTimers = true
+			case "auto":
+				o.NoRecoveryTimers = o.Crashes == 0 && o.Observers >= 3
+			default:
+				return nil, fmt.Errorf("parameter recovery=%q: want true, false or auto", rec)
+			}
+			if o.NoRecoveryTimers && o.Crashes > 0 {
+				return nil, fmt.Errorf("parameter recovery=false: only without crashes (crashes=%d): a crash loses messages only the recovery timers ask again", o.Crashes)
+			}
 			if p.Err() != nil {
 				return nil, p.Err()
 			}
@@ -120,13 +151,52 @@ func init() {
 	})
 }
 
+// Portfolio is what `simrun check exactlyonce` runs with no -p: configurations that
+// together with the default swarm (exactlyonce/swarm, seeds 1-2000) reach every rule
+// of the protocol's rule map, each exhaustive within its bounds in well under a minute
+// on one core (BFS). The states and seconds of each are in the scenario package's
+// tests (TestPortfolio).
+var Portfolio = []model.Config{
+	{Name: "three-nodes", Help: "stage {n0,n1,n2}, no crash: two or three orchestrators compete (NO, COND_YES, HIGHER_PRIO, UN_VOTE)",
+		Params: map[string]string{"crashes": "0"}},
+	{Name: "home-apart", Help: "the launch node apart from stage {n1,n2,n3}: stage 0's Puts go to three remote participants, no crash",
+		Params: map[string]string{"home": "separate", "crashes": "0"}},
+	{Name: "observer-crash", Help: "stage {n0,n1,n2}; n1 may crash once, also part-way through a call's sends (recovery of a voter and a selected worker)",
+		Params: map[string]string{"crashable": "n1", "midsend": "true"}},
+	{Name: "coordinator-crash", Help: "launch node n0 apart from stage {n1,n2}; two crashes of any node, also part-way through a broadcast (COMMIT, VOTE, FORGET), with the resource service",
+		Params: map[string]string{"home": "separate", "observers": "1", "crashes": "2", "midsend": "true", "pool": "true"}},
+	{Name: "two-nodes", Help: "even stage {n0,n1} (a single NO is a tie), two crashes, part-way through sends too, with the resource service",
+		Params: map[string]string{"observers": "1", "crashes": "2", "midsend": "true", "pool": "true"}},
+	{Name: "four-nodes", Help: "even stage {n0,n1,n2,n3} without crashes, n3 competing with the worker (two NO are a tie)",
+		Params: map[string]string{"observers": "3", "crashes": "0"}},
+	{Name: "three-orchestrators", Help: "stage {n0,n1,n2,n3} without crashes, n2 and n3 competing with the worker: COND_YES over two orchestrators, converted only when both voted YES",
+		Params: map[string]string{"observers": "3", "crashes": "0", "selectors": "n2,n3"}},
+	{Name: "selection", Help: "the selection protocol of EO-8 in stage {n0,n1,n2}, no crash (ARE_YOU_THERE, I_AM_THERE, I_AM_SELECTED)",
+		Params: map[string]string{"selection": "protocol", "crashes": "0"}},
+	{Name: "majority-selection", Help: "EO-8's majority-ACK variant in stage {n0,n1,n2}, no crash",
+		Params: map[string]string{"selection": "protocol", "majority-select": "true", "crashes": "0"}},
+	{Name: "selection-crash", Help: "the selection protocol in stage {n0,n1} with a crash of either node",
+		Params: map[string]string{"selection": "protocol", "observers": "1", "crashes": "1"}},
+	{Name: "majority-selection-four", Help: "EO-8's majority-ACK variant in the even stage {n0,n1,n2,n3}, no crash",
+		Params: map[string]string{"selection": "protocol", "majority-select": "true", "observers": "3", "crashes": "0"}},
+	{Name: "inquiry-rounds", Help: "stage {n0,n1} with a crash and one round of periodic re-sending per node (INQUIRY, VOTE, FORGET, COMMIT and STATUS repeated)",
+		Params: map[string]string{"observers": "1", "resends": "1"}},
+}
+
 // ModelOptions configures ModelSystem.
 type ModelOptions struct {
-	Observers         int
-	Crashes           int
-	Crashable         []string // node names; nil = every node
-	HomeIsWorker      bool     // the launch stage runs on stage 1's worker (one node fewer)
-	Attempts          int
+	Observers int
+	Crashes   int
+	Crashable []string // node names; nil = every node
+	Selectors []string // node names that may select themselves; nil = every node
+	MidSend   bool     // a crash may cut a call's sends short
+	// NoRecoveryTimers: no STATUS or INQUIRY timer (crash-free only; see
+	// eo.Config.NoRecoveryTimers).
+	NoRecoveryTimers bool
+	HomeIsWorker     bool // the launch stage runs on stage 1's worker (one node fewer)
+	Attempts         int
+	// InFlight bounds the messages in flight of an expanded state (0: the least
+	// that lets a crash-free run complete, see AutoInFlight).
 	InFlight          int
 	Resends           int
 	Pool              bool
@@ -182,14 +252,18 @@ func foldGhost(g any, o sim.Observation) any {
 	return x
 }
 
-// PropRunning names the model's EO-2/EO-6 invariant on running transactions.
-const PropRunning = "EO-2/EO-6 transactions run only for Active stages"
-
-// orphaner is the node method PropRunning reads. An interface rather than *eo.Node:
-// the tests explore wrapped nodes (cow_test.go), which must not make it vacuous.
-type orphaner interface {
-	OrphanTransaction() (eo.StageID, bool)
-}
+// Names of the model's own properties.
+const (
+	// PropRunning is the EO-2/EO-6 invariant on running transactions.
+	PropRunning = "EO-2/EO-6 transactions run only for Active stages"
+	// PropDecide is EO-5's "the votes decide at once" invariant.
+	PropDecide = "EO-5 an orchestrator decides as soon as its votes do"
+	// PropInquiryDue is EO-7's "a voter holding votes keeps asking" invariant.
+	PropInquiryDue = "EO-7 a voter holding votes has an INQUIRY coming"
+	// WitnessDone and WitnessCondYes are the model's sometimes-properties.
+	WitnessDone    = "the agent completes"
+	WitnessCondYes = "a voter answers COND_YES"
+)
 
 // PropStored names the model's EO-4 invariant.
 const PropStored = "EO-4 stored agents are at their stage's hop"
@@ -246,17 +320,37 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	if err != nil {
 		return nil, err
 	}
+	var selectors []sim.NodeID
+	for _, c := range o.Selectors {
+		i := slices.Index(names, c)
+		if i < 0 {
+			return nil, fmt.Errorf("parameter selectors: unknown node %q (nodes: %s)", c, strings.Join(names, ", "))
+		}
+		selectors = append(selectors, sim.NodeID(i))
+	}
 	cfg := &eo.Config{
 		Names: names, MajoritySelect: o.MajoritySelect, Capacity: 1,
 		Timing: eo.DefaultTiming(), MaxAttempts: o.Attempts, Resends: o.Resends, Policy: o.Policy,
-		AbstractSelection: o.AbstractSelection,
+		AbstractSelection: o.AbstractSelection, Selectors: selectors, NoRecoveryTimers: o.NoRecoveryTimers,
+	}
+	if o.Selectors != nil && selectors == nil {
+		cfg.Selectors = []sim.NodeID{} // none may select itself
 	}
 	facts := newStoreFacts()
+	ghost := func(s *model.State) Ghost { return model.GhostAs[Ghost](s) }
+	anyNode := func(s *model.State, f func(i sim.NodeID) bool) bool {
+		for i := 0; i < s.NumNodes(); i++ {
+			if f(sim.NodeID(i)) {
+				return true
+			}
+		}
+		return false
+	}
 	props := []model.Property[*model.State]{
 		model.Always(PropP1, func(s *model.State) bool {
-			g := model.GhostAs[Ghost](s)
+			g := ghost(s)
 			return g.Commits[0] <= 1 && g.Commits[1] <= 1 && !g.OutOrder
-		}),
+		}).When(func(s *model.State) bool { g := ghost(s); return g.Commits[0]+g.Commits[1] > 0 }),
 		model.Always(PropI1, func(s *model.State) bool {
 			var live [2]int
 			for i := 0; i < s.NumNodes(); i++ {
@@ -268,43 +362,74 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 				}
 			}
 			return live[0] <= 1 && live[1] <= 1
+		}).When(func(s *model.State) bool {
+			return anyNode(s, func(i sim.NodeID) bool { f := facts.of(s.Stable(i)); return f.live[0] || f.live[1] })
 		}),
-		model.Always(PropA, func(s *model.State) bool { return !model.GhostAs[Ghost](s).Torn }),
+		model.Always(PropA, func(s *model.State) bool { return !ghost(s).Torn }).
+			When(func(s *model.State) bool { return ghost(s).Commits[0] > 0 }),
 		// EO-2/EO-6: a node coordinates a stage transaction only for a stage Active in
 		// its input queue; a stage forgotten (committed elsewhere: FORGET, GIVE_UP)
 		// leaves no transaction running.
 		model.Always(PropRunning, func(s *model.State) bool {
-			for i := 0; i < s.NumNodes(); i++ {
-				if n, ok := s.Node(sim.NodeID(i)).(orphaner); ok {
-					if _, orphan := n.OrphanTransaction(); orphan {
-						return false
-					}
+			return !anyNode(s, func(i sim.NodeID) bool {
+				n, ok := s.Node(i).(inspector)
+				if !ok {
+					return false
 				}
-			}
-			return true
+				_, orphan := n.OrphanTransaction()
+				return orphan
+			})
+		}).When(func(s *model.State) bool {
+			return anyNode(s, func(i sim.NodeID) bool { n, ok := s.Node(i).(inspector); return ok && n.Coordinating() > 0 })
 		}),
 		// EO-4: the agent a stage record (or a prepared Put) holds is at that stage's
 		// hop, on every node, crashed ones included.
 		model.Always(PropStored, func(s *model.State) bool {
-			for i := 0; i < s.NumNodes(); i++ {
-				if !facts.of(s.Stable(sim.NodeID(i))).atHop {
-					return false
-				}
-			}
-			return true
+			return !anyNode(s, func(i sim.NodeID) bool { return !facts.of(s.Stable(i)).atHop })
+		}).When(func(s *model.State) bool {
+			return anyNode(s, func(i sim.NodeID) bool { return facts.of(s.Stable(i)).agents })
 		}),
 		// EO-P5 at the model's end states: once the agent is done and nothing is left
 		// to happen (no message in flight, no timer, every node up), no node keeps a
 		// record of it. Only crash-free paths are judged: without periodic re-sending
 		// (resends=-1) a message lost to a crash is never repeated, so a record may
 		// legitimately wait for good; the witness below shows such end states exist.
-		model.Always(PropP5, func(s *model.State) bool { return !endsDone(s) || len(leftovers(s)) == 0 }),
+		model.Always(PropP5, func(s *model.State) bool { return !endsDone(s) || len(leftovers(s)) == 0 }).When(endsDone),
+		// EO-5: an orchestrator decides as soon as its votes do — Ready with a
+		// majority of YES that includes its own voter's, rm_no once at least half of
+		// the voters (or its own voter) said NO — so no transaction still votes with
+		// its outcome already decided (an even stage's tie included). Its own
+		// computation, not the protocol's CountVotes.
+		model.Always(PropDecide, func(s *model.State) bool {
+			return !anyNode(s, func(i sim.NodeID) bool {
+				n, ok := s.Node(i).(inspector)
+				return ok && slices.ContainsFunc(n.VotingNow(), func(v eo.Voting) bool { return decided(v, i) })
+			})
+		}).When(func(s *model.State) bool {
+			return anyNode(s, func(i sim.NodeID) bool { n, ok := s.Node(i).(inspector); return ok && len(n.VotingNow()) > 0 })
+		}),
+		// EO-7: a voter holding votes has its next INQUIRY coming (the timer is
+		// pending) until FORGET or every UN_VOTE, unless Config.Resends has no
+		// re-send round left for it.
 		model.Sometimes(WitnessP5, endsDone),
-		model.Sometimes("the agent completes", func(s *model.State) bool { return model.GhostAs[Ghost](s).Done }),
-		model.Sometimes("a voter answers COND_YES", func(s *model.State) bool { return model.GhostAs[Ghost](s).CondYes }),
+		model.Sometimes(WitnessDone, func(s *model.State) bool { return ghost(s).Done }),
+	}
+	if !o.NoRecoveryTimers {
+		// EO-7: a voter holding votes has its next INQUIRY coming (the timer is
+		// pending) until FORGET or every UN_VOTE, unless Config.Resends has no
+		// re-send round left for it.
+		props = append(props, model.Always(PropInquiryDue, func(s *model.State) bool {
+			return !anyNode(s, func(i sim.NodeID) bool { return inquiryOverdue(s, i) })
+		}).When(func(s *model.State) bool {
+			return anyNode(s, func(i sim.NodeID) bool { return s.Up(i) && facts.of(s.Stable(i)).votes })
+		}))
+	}
+	if condYesPossible(o) {
+		props = append(props, model.Sometimes(WitnessCondYes, func(s *model.State) bool { return ghost(s).CondYes }))
 	}
 	if o.Pool {
-		props = append(props, model.Always(PropP2, func(s *model.State) bool { return model.GhostAs[Ghost](s).Returns <= 1 }))
+		props = append(props, model.Always(PropP2, func(s *model.State) bool { return ghost(s).Returns <= 1 }).
+			When(func(s *model.State) bool { return ghost(s).Returns > 0 }))
 	}
 	var crashable []sim.NodeID
 	for _, c := range o.Crashable {
@@ -315,11 +440,14 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		crashable = append(crashable, sim.NodeID(i))
 	}
 	limit := o.InFlight
+	if limit == 0 {
+		limit = AutoInFlight(o.Observers)
+	}
 	return &model.Actors{
 		Name:       "exactlyonce",
 		Nodes:      eo.System(cfg),
 		Inject:     []model.Injection{{To: 0, Msg: eo.Launch{Agent: eo.Agent{ID: 1, Itinerary: it}}}},
-		Crashes:    model.Crashes{Budget: o.Crashes, Nodes: crashable},
+		Crashes:    model.Crashes{Budget: o.Crashes, Nodes: crashable, MidSend: o.MidSend},
 		Ghost:      model.Ghost{Init: Ghost{}, Fold: foldGhost},
 		Properties: props,
 		Boundary:   func(s *model.State) bool { return s.NumInFlight() <= limit },
@@ -329,12 +457,87 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	}, nil
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// AutoInFlight is the model's default bound on messages in flight for a stage 1 of
+// 1+observers nodes: the least that lets a crash-free run complete, since stage 0's
+// COMMITs and stage 1's VOTEs to the observers are in flight together.
+func AutoInFlight(observers int) int { return max(4, 2*observers) }
+
+// condYesPossible reports whether a voter can answer COND_YES in the configuration,
+// so that the model asks for the witness only where one can exist: it needs a voter
+// holding a vote for one orchestrator when a higher one asks, so three stage nodes
+// (in a stage of two, the only voter that is not the higher orchestrator's node votes
+// for itself first) and a second orchestrator — an observer that may select itself
+// abstractly, or, under the basic selection protocol, only after a crash (without
+// one, a live worker answers every ARE_YOU_THERE, and the bound on messages in
+// flight cuts the interleavings where the There timer fires before the answer
+// arrives; the majority variant's claims make room for them).
+func condYesPossible(o ModelOptions) bool {
+	if o.Observers < 2 || (o.Selectors != nil && !slices.ContainsFunc(o.Selectors, func(n string) bool { return n != stageOneWorker(o) })) {
+		return false
+	}
+	return o.AbstractSelection || o.Crashes > 0 || o.MajoritySelect
+}
+
+// stageOneWorker names stage 1's initial worker.
+func stageOneWorker(o ModelOptions) string {
+	if o.HomeIsWorker {
+		return "n0"
+	}
+	return "n1"
+}
+
+// inspector is what the model's invariants read of a running node. An interface
+// rather than *eo.Node: the tests explore wrapped nodes (cow_test.go), which must
+// not make the invariants vacuous.
+type inspector interface {
+	OrphanTransaction() (eo.StageID, bool)
+	Coordinating() int
+	VotingNow() []eo.Voting
+	MayResend() bool
+}
+
+// decided reports whether transaction v of orchestrator self has its outcome decided
+// by its votes (EO-5): a majority of YES with self's own, at least half NO, or NO
+// from self's own voter.
+func decided(v eo.Voting, self sim.NodeID) bool {
+	n := len(v.Record.Nodes)
+	return (2*len(v.Yes) > n && slices.Contains(v.Yes, self)) || 2*len(v.No) >= n || slices.Contains(v.No, self)
+}
+
+// inquiryOverdue reports whether up node i holds a vote (an OrchSet) for an Active
+// stage without its INQUIRY timer pending while it may still re-send (EO-7).
+func inquiryOverdue(s *model.State, i sim.NodeID) bool {
+	n, ok := s.Node(i).(inspector)
+	if !ok || !n.MayResend() {
+		return false
+	}
+	for _, it := range eo.Inspect(s.Stable(i)) {
+		if it.Kind != eo.StableOrchSet || len(it.Votes) == 0 {
+			continue
+		}
+		id := eo.InquiryTimer(it.Stage)
+		if !slices.ContainsFunc(s.Timers(i), func(t model.PendingTimer) bool { return t.ID == id }) {
+			return true
+		}
+	}
+	return false
+}
+
 // storeFacts is what the invariants EO-I1 and EO-4 read of one node's stable storage:
 // whether it holds a live (Ready or Committed) orchestrator record of stage 0 and of
-// stage 1, and whether its stored agents are at their stages' hops.
+// stage 1, whether its stored agents are at their stages' hops, whether it stores an
+// agent at all (a stage record or a prepared Put) and whether it holds votes.
 type storeFacts struct {
-	live  [2]bool
-	atHop bool
+	live          [2]bool
+	atHop         bool
+	agents, votes bool
 }
 
 // orchKeys are the orchestrator records' keys of the model's two stages.
@@ -346,6 +549,14 @@ func factsOf(st *sim.Storage) storeFacts {
 		f.live[k] = eo.OrchStateAt(st, key) != eo.OrchUnknown
 	}
 	f.atHop = eo.StoredAtHop(st)
+	for _, it := range eo.Inspect(st) {
+		switch it.Kind {
+		case eo.StableQueue, eo.StablePrepared:
+			f.agents = true
+		case eo.StableOrchSet:
+			f.votes = f.votes || len(it.Votes) > 0
+		}
+	}
 	return f
 }
 
