@@ -247,23 +247,24 @@ func (n *Node) orchOnInquiry(m Inquiry, asked bool) {
 		}
 	}
 	s := m.Stage
-	if o := n.orch[s]; o != nil && o.State == OrchCommitted {
+	o, x := n.orch[s], n.txs[s]
+	q := InquiryQuery{Stage: s, Tid: m.Tid, Committed: o != nil && o.State == OrchCommitted,
+		Running: x != nil && x.tid == m.Tid, Ready: x != nil && x.tid == m.Tid && x.orchVote > 0}
+	switch n.cfg.Policy.inquiry(q) {
+	case InquiryForget:
 		cover(ruleInquiryCommitted)
 		n.send(m.Voter, Forget{Stage: s, Orch: n.id})
-		return
-	}
-	if x := n.txs[s]; x != nil && x.tid == m.Tid {
-		if x.orchVote > 0 {
-			cover(ruleInquiryReady)
-			x = n.txW(s)
+	case InquiryJoin:
+		cover(ruleInquiryReady)
+		if x := n.txW(s); x != nil {
 			x.yes = addNode(x.yes, m.Voter)
-		} else {
-			cover(ruleInquiryRunning)
 		}
-		return
+	case InquiryIgnore:
+		cover(ruleInquiryRunning)
+	case InquiryUnVote:
+		cover(ruleInquiryUnknown)
+		n.sendUnVote(m.Voter, s, m.Tid)
 	}
-	cover(ruleInquiryUnknown)
-	n.sendUnVote(m.Voter, s, m.Tid)
 }
 
 // sendUnVote sends UN_VOTE(stage, t) to voter v (and records it for the checkers).

@@ -40,6 +40,107 @@ type Policy struct {
 	// InquiresAtRestart reports whether a restarted voter holding votes of stage s
 	// sends INQUIRY at once (EO-7); nil: always.
 	InquiresAtRestart func(s StageID) bool
+	// Inquiry decides an orchestrator's answer to a voter's INQUIRY (EO-7); nil:
+	// AnswerInquiry.
+	Inquiry func(q InquiryQuery) InquiryAnswer
+	// PutTargets chooses the next-stage nodes a stage transaction Puts the agent to
+	// (EO-1, EO-2); nil: ChoosePutTargets.
+	PutTargets func(q PutQuery) []StageNode
+	// Ask chooses the stage nodes a selecting node sends ARE_YOU_THERE (EO-8); none
+	// selects it at once; nil: HigherNodes.
+	Ask func(rec StageRecord, self sim.NodeID) []sim.NodeID
+}
+
+// InquiryQuery is what an orchestrator knows of the transaction an INQUIRY is about
+// (EO-7).
+type InquiryQuery struct {
+	Stage StageID
+	Tid   Tid
+	// Committed: the orchestrator is Committed for the stage (any Tid); Running: it
+	// runs the transaction Tid; Ready: that transaction is Ready.
+	Committed, Running, Ready bool
+}
+
+// InquiryAnswer is an orchestrator's answer to INQUIRY.
+type InquiryAnswer uint8
+
+const (
+	// InquiryForget: send FORGET.
+	InquiryForget InquiryAnswer = iota + 1
+	// InquiryJoin: add the voter to YesVotes (phase 2 will reach it).
+	InquiryJoin
+	// InquiryIgnore: nothing; the voting goes on.
+	InquiryIgnore
+	// InquiryUnVote: send UN_VOTE.
+	InquiryUnVote
+)
+
+// AnswerInquiry is EO-7's rule (paper §4): Committed → FORGET; Ready → the voter joins
+// YesVotes; Unknown with the transaction still voting → ignore; no such transaction →
+// UN_VOTE.
+func AnswerInquiry(q InquiryQuery) InquiryAnswer {
+	switch {
+	case q.Committed:
+		return InquiryForget
+	case q.Running && q.Ready:
+		return InquiryJoin
+	case q.Running:
+		return InquiryIgnore
+	}
+	return InquiryUnVote
+}
+
+// PutQuery is what a worker chooses its Put targets from.
+type PutQuery struct {
+	// Next lists the itinerary's nodes of the next stage.
+	Next []StageNode
+	// Suspects lists the nodes that missed a PREPARE deadline and have been silent
+	// since, sorted.
+	Suspects []sim.NodeID
+	// Simple: the simple protocol (EO-1); Static: Config.StaticNext.
+	Simple, Static bool
+}
+
+// ChoosePutTargets is the Put rule: the simple protocol Puts to the next stage's
+// highest-priority node only (EO-1); the extended one to every node of the next stage
+// (EO-2), leaving suspected nodes out as long as a majority of them remains (paper §3
+// fn. 4) unless Static.
+func ChoosePutTargets(q PutQuery) []StageNode {
+	all := q.Next
+	if q.Simple {
+		best := all[0]
+		for _, sn := range all[1:] {
+			if sn.Rank < best.Rank {
+				best = sn
+			}
+		}
+		return []StageNode{best}
+	}
+	if q.Static || len(q.Suspects) == 0 {
+		return all
+	}
+	var keep []StageNode
+	for _, sn := range all {
+		if !slices.Contains(q.Suspects, sn.Node) {
+			keep = append(keep, sn)
+		}
+	}
+	if len(keep) >= len(all)/2+1 {
+		return keep
+	}
+	return all
+}
+
+// HigherNodes lists the nodes of rec with a higher priority than self, highest first:
+// whom a selecting node asks (EO-8, paper §5, after the bully algorithm).
+func HigherNodes(rec StageRecord, self sim.NodeID) []sim.NodeID {
+	var out []sim.NodeID
+	for _, sn := range rec.Nodes {
+		if rec.Higher(sn.Node, self) {
+			out = append(out, sn.Node)
+		}
+	}
+	return out
 }
 
 // Ballot is what a voter decides a VOTE on (EO-5).
@@ -224,4 +325,25 @@ func (p *Policy) logsCommit(t Tid) bool { return p.LogsCommit == nil || p.LogsCo
 
 func (p *Policy) inquiresAtRestart(s StageID) bool {
 	return p.InquiresAtRestart == nil || p.InquiresAtRestart(s)
+}
+
+func (p *Policy) inquiry(q InquiryQuery) InquiryAnswer {
+	if p.Inquiry != nil {
+		return p.Inquiry(q)
+	}
+	return AnswerInquiry(q)
+}
+
+func (p *Policy) putTargets(q PutQuery) []StageNode {
+	if p.PutTargets != nil {
+		return p.PutTargets(q)
+	}
+	return ChoosePutTargets(q)
+}
+
+func (p *Policy) ask(rec StageRecord, self sim.NodeID) []sim.NodeID {
+	if p.Ask != nil {
+		return p.Ask(rec, self)
+	}
+	return HigherNodes(rec, self)
 }

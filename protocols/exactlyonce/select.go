@@ -180,14 +180,11 @@ func (n *Node) selStart(s StageID) {
 		put(n, ownSelections, &n.selections, s, n.selections[s]+1)
 		n.storeBounds()
 	}
-	sent := false
-	for _, sn := range e.Record.Nodes {
-		if e.Record.Higher(sn.Node, n.id) {
-			n.send(sn.Node, AreYouThere{Stage: s})
-			sent = true
-		}
+	ask := n.cfg.Policy.ask(e.Record, n.id)
+	for _, h := range ask {
+		n.send(h, AreYouThere{Stage: s})
 	}
-	if !sent {
+	if len(ask) == 0 {
 		n.out.Cover(ruleTop)
 		n.selSelected(s)
 		return

@@ -188,36 +188,28 @@ func (n *Node) putAndCommit(x *tx) {
 	n.tmPrepare(x, x.res)
 }
 
-// nextNodes chooses the Put targets for the stage after s (EO-2; paper §3 fn. 4).
+// nextNodes chooses the Put targets for the stage after s (EO-1, EO-2; paper §3 fn. 4).
 func (n *Node) nextNodes(s StageID, a Agent) []StageNode {
 	all := a.Itinerary.Stages[s.Hop+1].Nodes
-	if n.cfg.Simple {
-		// EO-1: the simple protocol hands the agent to one node per stage: the
-		// highest-priority one.
-		best := all[0]
-		for _, sn := range all[1:] {
-			if sn.Rank < best.Rank {
-				best = sn
+	q := PutQuery{Next: all, Simple: n.cfg.Simple, Static: n.cfg.StaticNext}
+	if len(n.suspects) > 0 {
+		for _, sn := range all {
+			if n.suspects[sn.Node] {
+				q.Suspects = append(q.Suspects, sn.Node)
 			}
 		}
-		n.out.Cover(ruleSimplePut)
-		return []StageNode{best}
+		slices.Sort(q.Suspects)
 	}
-	if n.cfg.StaticNext || len(n.suspects) == 0 {
-		return all
-	}
-	var keep []StageNode
-	for _, sn := range all {
-		if !n.suspects[sn.Node] {
-			keep = append(keep, sn)
-		}
-	}
-	if len(keep) >= len(all)/2+1 {
+	got := n.cfg.Policy.putTargets(q)
+	switch {
+	case n.cfg.Simple:
+		n.out.Cover(ruleSimplePut) // EO-1: one node per stage, the highest-priority one
+	case len(got) < len(all):
 		n.out.Cover(rulePutOnFly)
-		return keep
+	case len(q.Suspects) > 0 && !n.cfg.StaticNext:
+		n.out.Cover(rulePutAllAnd)
 	}
-	n.out.Cover(rulePutAllAnd)
-	return all
+	return got
 }
 
 // tmPrepare sends rm_prepare to every participant.

@@ -2,6 +2,7 @@ package eoscen
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -75,6 +76,7 @@ var ModelParams = []model.Param{
 	{Name: "majority-select", Default: "false", Help: "majority-ACK selection variant (selection=protocol)"},
 	{Name: "selectors", Default: "auto", Help: "the only nodes that may select themselves (become workers other than the initial one), comma-separated, or none, or all (auto: all in a stage of up to 3 nodes, else the lowest-priority node only)"},
 	{Name: "recovery", Default: "auto", Help: "arm the recovery timers (STATUS of an in-doubt participant, a voter's INQUIRY): true, false (only without crashes), or auto (false only without crashes in a stage of 4 nodes or more)"},
+	{Name: "then", Default: "", Help: "a node for a third stage after stage 1 (stage 1's transaction then Puts the agent there, and its orchestrator is Ready before it commits); default: none"},
 	{Name: "midsend", Default: "false", Help: "a crash may also cut a handler call's sends short (Crashes.MidSend: some of its messages leave, the rest never do)"},
 	{Name: "bug", Default: "none", Help: "deliberately broken variant: " + joinBugs()},
 }
@@ -86,69 +88,79 @@ func init() {
 		Params:    ModelParams,
 		Portfolio: Portfolio,
 		Build: func(p *model.Params) (model.System, error) {
-			o := ModelOptions{
-				Observers: p.IntRange("observers", 0, 4),
-				Crashes:   p.IntRange("crashes", 0, 3),
-				Attempts:  p.IntRange("attempts", 1, 10),
-
-				Resends:        p.IntRange("resends", -1, 10),
-				Pool:           p.Bool("pool"),
-				MajoritySelect: p.Bool("majority-select"),
-				MidSend:        p.Bool("midsend"),
-			}
-			if v := p.String("inflight"); v != "auto" {
-				o.InFlight = p.IntRange("inflight", 1, 64)
-			}
-			bug := p.String("bug")
-			switch home := p.String("home"); home {
-			case "separate":
-			case "worker":
-				o.HomeIsWorker = true
-			default:
-				return nil, fmt.Errorf("parameter home=%q: want separate or worker", home)
-			}
-			switch sel := p.String("selection"); sel {
-			case "abstract":
-				o.AbstractSelection = true
-			case "protocol":
-			default:
-				return nil, fmt.Errorf("parameter selection=%q: want abstract or protocol", sel)
-			}
-			o.Crashable = p.List("crashable")
-			switch sel := p.List("selectors"); {
-			case len(sel) == 1 && sel[0] == "none":
-				o.Selectors = []string{} // no observer selects itself
-			case len(sel) == 1 && sel[0] == "all":
-			case len(sel) == 1 && sel[0] == "auto":
-				if o.Observers >= 3 {
-					o.Selectors = []string{fmt.Sprintf("n%d", o.Observers-btoi(o.HomeIsWorker)+1)}
-				}
-			default:
-				o.Selectors = sel
-			}
-			switch rec := p.String("recovery"); rec {
-			case "true":
-			case "false":
-				o.NoRecoveryTimers = true
-			case "auto":
-				o.NoRecoveryTimers = o.Crashes == 0 && o.Observers >= 3
-			default:
-				return nil, fmt.Errorf("parameter recovery=%q: want true, false or auto", rec)
-			}
-			if o.NoRecoveryTimers && o.Crashes > 0 {
-				return nil, fmt.Errorf("parameter recovery=false: only without crashes (crashes=%d): a crash loses messages only the recovery timers ask again", o.Crashes)
-			}
-			if p.Err() != nil {
-				return nil, p.Err()
-			}
-			pol, err := BugPolicy(bug)
+			o, err := modelOptions(p)
 			if err != nil {
-				return nil, fmt.Errorf("parameter bug: %w", err)
+				return nil, err
 			}
-			o.Policy = pol
 			return ModelSystem(o)
 		},
 	})
+}
+
+// modelOptions reads the model's parameters.
+func modelOptions(p *model.Params) (ModelOptions, error) {
+	o := ModelOptions{
+		Observers: p.IntRange("observers", 0, 4),
+		Crashes:   p.IntRange("crashes", 0, 3),
+		Attempts:  p.IntRange("attempts", 1, 10),
+
+		Resends:        p.IntRange("resends", -1, 10),
+		Pool:           p.Bool("pool"),
+		MajoritySelect: p.Bool("majority-select"),
+		MidSend:        p.Bool("midsend"),
+	}
+	if v := p.String("inflight"); v != "auto" {
+		o.InFlight = p.IntRange("inflight", 1, 64)
+	}
+	bug := p.String("bug")
+	switch home := p.String("home"); home {
+	case "separate":
+	case "worker":
+		o.HomeIsWorker = true
+	default:
+		return o, fmt.Errorf("parameter home=%q: want separate or worker", home)
+	}
+	switch sel := p.String("selection"); sel {
+	case "abstract":
+		o.AbstractSelection = true
+	case "protocol":
+	default:
+		return o, fmt.Errorf("parameter selection=%q: want abstract or protocol", sel)
+	}
+	o.Crashable = p.List("crashable")
+	o.Then = p.String("then")
+	switch sel := p.List("selectors"); {
+	case len(sel) == 1 && sel[0] == "none":
+		o.Selectors = []string{} // no observer selects itself
+	case len(sel) == 1 && sel[0] == "all":
+	case len(sel) == 1 && sel[0] == "auto":
+		if o.Observers >= 3 {
+			o.Selectors = []string{fmt.Sprintf("n%d", o.Observers-btoi(o.HomeIsWorker)+1)}
+		}
+	default:
+		o.Selectors = sel
+	}
+	switch rec := p.String("recovery"); rec {
+	case "true":
+	case "false":
+		o.NoRecoveryTimers = true
+	case "auto":
+		o.NoRecoveryTimers = o.Crashes == 0 && o.Observers >= 3
+	default:
+		return o, fmt.Errorf("parameter recovery=%q: want true, false or auto", rec)
+	}
+	if o.NoRecoveryTimers && o.Crashes > 0 {
+		return o, fmt.Errorf("parameter recovery=false: only without crashes (crashes=%d): a crash loses messages only the recovery timers ask again", o.Crashes)
+	}
+	if p.Err() != nil {
+		return o, p.Err()
+	}
+	pol, err := BugPolicy(bug)
+	if err != nil {
+		return o, fmt.Errorf("parameter bug: %w", err)
+	}
+	o.Policy = pol
+	return o, nil
 }
 
 // Portfolio is what `simrun check exactlyonce` runs with no -p: configurations that
@@ -179,8 +191,8 @@ var Portfolio = []model.Config{
 		Params: map[string]string{"selection": "protocol", "observers": "1", "crashes": "1"}},
 	{Name: "majority-selection-four", Help: "EO-8's majority-ACK variant in the even stage {n0,n1,n2,n3}, no crash",
 		Params: map[string]string{"selection": "protocol", "majority-select": "true", "observers": "3", "crashes": "0"}},
-	{Name: "inquiry-rounds", Help: "stage {n0,n1} with a crash and one round of periodic re-sending per node (INQUIRY, VOTE, FORGET, COMMIT and STATUS repeated)",
-		Params: map[string]string{"observers": "1", "resends": "1"}},
+	{Name: "inquiry-rounds", Help: "stage {n0,n1} with a crash and two rounds of periodic re-sending per node (INQUIRY, VOTE, FORGET, COMMIT and STATUS repeated)",
+		Params: map[string]string{"observers": "1", "resends": "2"}},
 }
 
 // ModelOptions configures ModelSystem.
@@ -190,6 +202,9 @@ type ModelOptions struct {
 	Crashable []string // node names; nil = every node
 	Selectors []string // node names that may select themselves; nil = every node
 	MidSend   bool     // a crash may cut a call's sends short
+	// Then, when set, names the node of a third stage (stage 1's transaction then
+	// Puts the agent there: its orchestrator is Ready before it commits).
+	Then string
 	// NoRecoveryTimers: no STATUS or INQUIRY timer (crash-free only; see
 	// eo.Config.NoRecoveryTimers).
 	NoRecoveryTimers bool
@@ -204,20 +219,23 @@ type ModelOptions struct {
 	AbstractSelection bool
 	// Policy plants a broken variant (the zero Policy: the protocol).
 	Policy eo.Policy
+	// plant, in tests, plants a broken variant from test code (planted_test.go).
+	plant *planting
 }
 
 // Ghost is the model's monitor of what happened (folded over observations).
 type Ghost struct {
-	Commits  [2]uint8 // commits per stage
+	Commits  [3]uint8 // commits per stage
 	OutOrder bool     // a stage committed before the one before it
-	Returns  uint8    // stage 1 reservations committed
+	Returns  [3]uint8 // reservations committed, per stage
 	Done     bool
 	CondYes  bool
-	// Put0 is the Tid of stage 0's committed transaction, the only one whose Puts
-	// (to stage 1's nodes) may commit; Torn records a participant that committed a Put
-	// of another transaction, or aborted a Put of Put0 after its commit (EO-2/EO-3).
-	// With one stage 0 transaction per node (attempts=1), Put0 adds no state.
-	Put0 eo.Tid
+	// Put[h] is the Tid of stage h's committed transaction, the only one whose Puts
+	// (to stage h+1's nodes) may commit; Torn records a participant that committed a
+	// Put of another transaction, or aborted a Put of Put[h] after its commit
+	// (EO-2/EO-3). With one stage 0 transaction per node (attempts=1), Put[0] adds no
+	// state.
+	Put  [2]eo.Tid
 	Torn bool
 }
 
@@ -225,22 +243,23 @@ func foldGhost(g any, o sim.Observation) any {
 	x := g.(Ghost)
 	switch v := o.Value.(type) {
 	case eo.PutChange:
+		h := v.Stage.Hop - 1 // the stage whose transaction Puts
 		switch v.State {
 		case eo.PutCommitted:
-			x.Torn = x.Torn || x.Commits[0] == 0 || v.Tid != x.Put0
+			x.Torn = x.Torn || x.Commits[h] == 0 || v.Tid != x.Put[h]
 		case eo.PutAborted:
-			x.Torn = x.Torn || (x.Commits[0] > 0 && v.Tid == x.Put0)
+			x.Torn = x.Torn || (x.Commits[h] > 0 && v.Tid == x.Put[h])
 		}
 	case eo.Committed:
 		if v.Stage.Hop > 0 && x.Commits[v.Stage.Hop-1] == 0 {
 			x.OutOrder = true
 		}
-		if v.Stage.Hop == 0 {
-			x.Put0 = v.Tid
+		if !v.Last {
+			x.Put[v.Stage.Hop] = v.Tid
 		}
 		x.Commits[v.Stage.Hop]++
 	case eo.ResReturn:
-		x.Returns++
+		x.Returns[v.Hop]++
 	case eo.Done:
 		x.Done = true
 	case eo.CondYesGiven:
@@ -258,6 +277,10 @@ const (
 	PropRunning = "EO-2/EO-6 transactions run only for Active stages"
 	// PropDecide is EO-5's "the votes decide at once" invariant.
 	PropDecide = "EO-5 an orchestrator decides as soon as its votes do"
+	// PropCondYes is EO-5's conversion rule of conditional votes.
+	PropCondYes = "EO-5 a COND_YES counts only once its whole set voted YES"
+	// PropSupport is EO-5's majority of YES votes behind a Ready orchestrator.
+	PropSupport = "EO-5 a Ready or Committed orchestrator stands on a majority of YES votes"
 	// PropInquiryDue is EO-7's "a voter holding votes keeps asking" invariant.
 	PropInquiryDue = "EO-7 a voter holding votes has an INQUIRY coming"
 	// WitnessDone and WitnessCondYes are the model's sometimes-properties.
@@ -316,7 +339,11 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	if o.Pool {
 		pool = "seats"
 	}
-	it, err := eo.ParseItinerary("n0 | "+strings.Join(stage1, ","), names, pool)
+	route := "n0 | " + strings.Join(stage1, ",")
+	if o.Then != "" {
+		route += " | " + o.Then
+	}
+	it, err := eo.ParseItinerary(route, names, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -336,6 +363,18 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	if o.Selectors != nil && selectors == nil {
 		cfg.Selectors = []sim.NodeID{} // none may select itself
 	}
+	nodes := eo.System(cfg)
+	if pl := o.plant; pl != nil {
+		if pl.policy != nil {
+			pl.policy(&cfg.Policy)
+		}
+		if pl.wrap != nil {
+			for i := range nodes {
+				build := nodes[i].New
+				nodes[i].New = func() sim.Node { return pl.wrap(build()) }
+			}
+		}
+	}
 	facts := newStoreFacts()
 	ghost := func(s *model.State) Ghost { return model.GhostAs[Ghost](s) }
 	anyNode := func(s *model.State, f func(i sim.NodeID) bool) bool {
@@ -349,10 +388,10 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	props := []model.Property[*model.State]{
 		model.Always(PropP1, func(s *model.State) bool {
 			g := ghost(s)
-			return g.Commits[0] <= 1 && g.Commits[1] <= 1 && !g.OutOrder
-		}).When(func(s *model.State) bool { g := ghost(s); return g.Commits[0]+g.Commits[1] > 0 }),
+			return g.Commits[0] <= 1 && g.Commits[1] <= 1 && g.Commits[2] <= 1 && !g.OutOrder
+		}).When(func(s *model.State) bool { g := ghost(s); return g.Commits[0]+g.Commits[1]+g.Commits[2] > 0 }),
 		model.Always(PropI1, func(s *model.State) bool {
-			var live [2]int
+			var live [3]int
 			for i := 0; i < s.NumNodes(); i++ {
 				f := facts.of(s.Stable(sim.NodeID(i)))
 				for k, l := range f.live {
@@ -361,9 +400,9 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 					}
 				}
 			}
-			return live[0] <= 1 && live[1] <= 1
+			return live[0] <= 1 && live[1] <= 1 && live[2] <= 1
 		}).When(func(s *model.State) bool {
-			return anyNode(s, func(i sim.NodeID) bool { f := facts.of(s.Stable(i)); return f.live[0] || f.live[1] })
+			return anyNode(s, func(i sim.NodeID) bool { f := facts.of(s.Stable(i)); return f.live[0] || f.live[1] || f.live[2] })
 		}),
 		model.Always(PropA, func(s *model.State) bool { return !ghost(s).Torn }).
 			When(func(s *model.State) bool { return ghost(s).Commits[0] > 0 }),
@@ -411,6 +450,64 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// EO-7: a voter holding votes has its next INQUIRY coming (the timer is
 		// pending) until FORGET or every UN_VOTE, unless Config.Resends has no
 		// re-send round left for it.
+		// EO-5: a voter counted YES by an orchestrator had every orchestrator of
+		// lower priority it holds a vote for vote YES too: a COND_YES(S) becomes a YES
+		// only once all of S is in YesVotes. (After its vote for H, a voter answers NO
+		// to every orchestrator below H, so the entries below H in its OrchSet are the
+		// S of its COND_YES, or what UN_VOTE left of it.) A Ready orchestrator adds to
+		// YesVotes the voters that INQUIRY (EO-7) without counting them; those still
+		// hold their COND_YES in CondYesVotes, unless it was lost to a crash: Ready
+		// orchestrators are judged on crash-free paths, on the voters not in
+		// CondYesVotes.
+		model.Always(PropCondYes, func(s *model.State) bool {
+			crashFree := s.Faults().Crashes == 0
+			return !anyNode(s, func(h sim.NodeID) bool {
+				n, ok := s.Node(h).(inspector)
+				if !ok {
+					return false
+				}
+				for _, v := range n.Tallies() {
+					if v.Ready && !crashFree {
+						continue
+					}
+					for _, y := range v.Yes {
+						if y == h || slices.ContainsFunc(v.Cond, func(c eo.CondVote) bool { return c.Voter == y }) {
+							continue
+						}
+						for _, e := range facts.of(s.Stable(y)).orchSets[v.Stage.Hop] {
+							if e.Orch != h && v.Record.Higher(h, e.Orch) && !slices.Contains(v.Yes, e.Orch) {
+								return true
+							}
+						}
+					}
+				}
+				return false
+			})
+		}).When(func(s *model.State) bool {
+			return anyNode(s, func(i sim.NodeID) bool {
+				n, ok := s.Node(i).(inspector)
+				return ok && slices.ContainsFunc(n.Tallies(), func(v eo.Voting) bool { return len(v.Yes) > 1 })
+			})
+		}),
+		// EO-5: an orchestrator Ready (or Committed) with transaction T has a majority
+		// of the stage's voters behind it, its own included, as their stable OrchSets
+		// show while every node still holds the stage (before any FORGET): a voter
+		// supports T when its OrchSet holds (H, T) and every entry of lower priority
+		// than H is itself a supporter (a COND_YES(S) counts once all of S said YES;
+		// support is the least set closed under that rule).
+		model.Always(PropSupport, func(s *model.State) bool {
+			for _, c := range liveOrchs(s, facts) {
+				if !c.judged {
+					continue
+				}
+				if sup := support(s, facts, c); len(sup) < c.rec.Majority() || !slices.Contains(sup, c.orch) {
+					return false
+				}
+			}
+			return true
+		}).When(func(s *model.State) bool {
+			return slices.ContainsFunc(liveOrchs(s, facts), func(c liveOrch) bool { return c.judged })
+		}),
 		model.Sometimes(WitnessP5, endsDone),
 		model.Sometimes(WitnessDone, func(s *model.State) bool { return ghost(s).Done }),
 	}
@@ -419,7 +516,7 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// pending) until FORGET or every UN_VOTE, unless Config.Resends has no
 		// re-send round left for it.
 		props = append(props, model.Always(PropInquiryDue, func(s *model.State) bool {
-			return !anyNode(s, func(i sim.NodeID) bool { return inquiryOverdue(s, i) })
+			return !anyNode(s, func(i sim.NodeID) bool { return inquiryOverdue(s, facts, i) })
 		}).When(func(s *model.State) bool {
 			return anyNode(s, func(i sim.NodeID) bool { return s.Up(i) && facts.of(s.Stable(i)).votes })
 		}))
@@ -428,8 +525,8 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		props = append(props, model.Sometimes(WitnessCondYes, func(s *model.State) bool { return ghost(s).CondYes }))
 	}
 	if o.Pool {
-		props = append(props, model.Always(PropP2, func(s *model.State) bool { return ghost(s).Returns <= 1 }).
-			When(func(s *model.State) bool { return ghost(s).Returns > 0 }))
+		props = append(props, model.Always(PropP2, func(s *model.State) bool { r := ghost(s).Returns; return r[1] <= 1 && r[2] <= 1 }).
+			When(func(s *model.State) bool { r := ghost(s).Returns; return r[1]+r[2] > 0 }))
 	}
 	var crashable []sim.NodeID
 	for _, c := range o.Crashable {
@@ -441,11 +538,11 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	}
 	limit := o.InFlight
 	if limit == 0 {
-		limit = AutoInFlight(o.Observers)
+		limit = AutoInFlight(o.Observers, o.Then != "")
 	}
 	return &model.Actors{
 		Name:       "exactlyonce",
-		Nodes:      eo.System(cfg),
+		Nodes:      nodes,
 		Inject:     []model.Injection{{To: 0, Msg: eo.Launch{Agent: eo.Agent{ID: 1, Itinerary: it}}}},
 		Crashes:    model.Crashes{Budget: o.Crashes, Nodes: crashable, MidSend: o.MidSend},
 		Ghost:      model.Ghost{Init: Ghost{}, Fold: foldGhost},
@@ -466,8 +563,9 @@ func btoi(b bool) int {
 
 // AutoInFlight is the model's default bound on messages in flight for a stage 1 of
 // 1+observers nodes: the least that lets a crash-free run complete, since stage 0's
-// COMMITs and stage 1's VOTEs to the observers are in flight together.
-func AutoInFlight(observers int) int { return max(4, 2*observers) }
+// COMMITs and stage 1's VOTEs to the observers are in flight together (and, with a
+// third stage, stage 1's PREPARE to it).
+func AutoInFlight(observers int, third bool) int { return max(4, 2*observers) + btoi(third) }
 
 // condYesPossible reports whether a voter can answer COND_YES in the configuration,
 // so that the model asks for the witness only where one can exist: it needs a voter
@@ -493,6 +591,85 @@ func stageOneWorker(o ModelOptions) string {
 	return "n1"
 }
 
+// liveOrch is an orchestrator in Ready or Committed state (stable storage), with the
+// stage's record; judged when every node of the record still holds the stage Active
+// (no FORGET has removed a vote yet).
+type liveOrch struct {
+	orch   sim.NodeID
+	stage  eo.StageID
+	tid    eo.Tid
+	rec    eo.StageRecord
+	judged bool
+}
+
+func liveOrchs(s *model.State, facts *factCache) []liveOrch {
+	var out []liveOrch
+	for i := 0; i < s.NumNodes(); i++ {
+		f := facts.of(s.Stable(sim.NodeID(i)))
+		for h, live := range f.live {
+			if !live {
+				continue
+			}
+			c := liveOrch{orch: sim.NodeID(i), stage: eo.StageID{Agent: 1, Hop: int32(h)}, tid: f.orchTid[h]}
+			c.rec, c.judged = recordOf(s, facts, h, c.orch)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// recordOf returns stage h's record if every node of it holds the stage Active but
+// orch, whose commit took the agent out of its queue (the Get).
+func recordOf(s *model.State, facts *factCache, h int, orch sim.NodeID) (eo.StageRecord, bool) {
+	var rec *eo.StageRecord
+	for i := 0; i < s.NumNodes() && rec == nil; i++ {
+		rec = facts.of(s.Stable(sim.NodeID(i))).active[h]
+	}
+	if rec == nil || len(rec.Nodes) < 2 {
+		return eo.StageRecord{}, false
+	}
+	for _, n := range rec.NodeIDs() {
+		if n != orch && facts.of(s.Stable(n)).active[h] == nil {
+			return *rec, false
+		}
+	}
+	return *rec, true
+}
+
+// support is the set of voters of c's stage that support c's transaction (see
+// PropSupport).
+func support(s *model.State, facts *factCache, c liveOrch) []sim.NodeID {
+	h := c.stage.Hop
+	var sup []sim.NodeID
+	for changed := true; changed; {
+		changed = false
+		for _, n := range c.rec.NodeIDs() {
+			f := facts.of(s.Stable(n))
+			votes := f.orchSets[h]
+			if n == c.orch && f.active[h] == nil {
+				// Committed: the orchestrator's own voter forgot the stage in the
+				// commit's own step (FORGET to itself); its vote was counted to be
+				// Ready (EO-5 "decides as soon as its votes do" checks that).
+				votes = []eo.VoteEntry{{Orch: c.orch, Tid: c.tid}}
+			}
+			if slices.Contains(sup, n) || !slices.Contains(votes, eo.VoteEntry{Orch: c.orch, Tid: c.tid}) {
+				continue
+			}
+			ok := true
+			for _, e := range votes {
+				if e.Orch != c.orch && c.rec.Higher(c.orch, e.Orch) && !slices.Contains(sup, e.Orch) {
+					ok = false
+				}
+			}
+			if ok {
+				sup = append(sup, n)
+				changed = true
+			}
+		}
+	}
+	return sup
+}
+
 // inspector is what the model's invariants read of a running node. An interface
 // rather than *eo.Node: the tests explore wrapped nodes (cow_test.go), which must
 // not make the invariants vacuous.
@@ -500,6 +677,7 @@ type inspector interface {
 	OrphanTransaction() (eo.StageID, bool)
 	Coordinating() int
 	VotingNow() []eo.Voting
+	Tallies() []eo.Voting
 	MayResend() bool
 }
 
@@ -513,16 +691,16 @@ func decided(v eo.Voting, self sim.NodeID) bool {
 
 // inquiryOverdue reports whether up node i holds a vote (an OrchSet) for an Active
 // stage without its INQUIRY timer pending while it may still re-send (EO-7).
-func inquiryOverdue(s *model.State, i sim.NodeID) bool {
+func inquiryOverdue(s *model.State, facts *factCache, i sim.NodeID) bool {
 	n, ok := s.Node(i).(inspector)
 	if !ok || !n.MayResend() {
 		return false
 	}
-	for _, it := range eo.Inspect(s.Stable(i)) {
-		if it.Kind != eo.StableOrchSet || len(it.Votes) == 0 {
+	for h, votes := range facts.of(s.Stable(i)).orchSets {
+		if len(votes) == 0 {
 			continue
 		}
-		id := eo.InquiryTimer(it.Stage)
+		id := eo.InquiryTimer(eo.StageID{Agent: 1, Hop: int32(h)})
 		if !slices.ContainsFunc(s.Timers(i), func(t model.PendingTimer) bool { return t.ID == id }) {
 			return true
 		}
@@ -535,13 +713,18 @@ func inquiryOverdue(s *model.State, i sim.NodeID) bool {
 // stage 1, whether its stored agents are at their stages' hops, whether it stores an
 // agent at all (a stage record or a prepared Put) and whether it holds votes.
 type storeFacts struct {
-	live          [2]bool
+	live          [3]bool
 	atHop         bool
 	agents, votes bool
+	// Per stage (the model's one agent, hops 0-2): the live orchestrator's Tid, the
+	// stage's record when it is Active here, and the OrchSet.
+	orchTid  [3]eo.Tid
+	active   [3]*eo.StageRecord
+	orchSets [3][]eo.VoteEntry
 }
 
-// orchKeys are the orchestrator records' keys of the model's two stages.
-var orchKeys = [2]string{eo.OrchKey(eo.StageID{Agent: 1, Hop: 0}), eo.OrchKey(eo.StageID{Agent: 1, Hop: 1})}
+// orchKeys are the orchestrator records' keys of the model's stages.
+var orchKeys = [3]string{eo.OrchKey(eo.StageID{Agent: 1, Hop: 0}), eo.OrchKey(eo.StageID{Agent: 1, Hop: 1}), eo.OrchKey(eo.StageID{Agent: 1, Hop: 2})}
 
 func factsOf(st *sim.Storage) storeFacts {
 	var f storeFacts
@@ -550,11 +733,24 @@ func factsOf(st *sim.Storage) storeFacts {
 	}
 	f.atHop = eo.StoredAtHop(st)
 	for _, it := range eo.Inspect(st) {
+		h := it.Stage.Hop
 		switch it.Kind {
-		case eo.StableQueue, eo.StablePrepared:
+		case eo.StableQueue:
+			f.agents = true
+			if rec, ok := eo.ActiveRecord(st, it.Stage); ok && h < 3 {
+				f.active[h] = &rec
+			}
+		case eo.StablePrepared:
 			f.agents = true
 		case eo.StableOrchSet:
 			f.votes = f.votes || len(it.Votes) > 0
+			if h < 3 {
+				f.orchSets[h] = it.Votes
+			}
+		case eo.StableOrch:
+			if h < 3 {
+				f.orchTid[h] = it.OrchTid
+			}
 		}
 	}
 	return f
@@ -574,7 +770,7 @@ var verifyFacts bool
 func (c *factCache) of(st *sim.Storage) storeFacts {
 	if v, ok := c.m.Load(st); ok {
 		f := v.(storeFacts)
-		if verifyFacts && f != factsOf(st) {
+		if verifyFacts && !reflect.DeepEqual(f, factsOf(st)) {
 			panic(fmt.Sprintf("cached storage facts %+v, recomputed %+v", f, factsOf(st)))
 		}
 		return f

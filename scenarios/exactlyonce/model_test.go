@@ -54,7 +54,7 @@ func checkModel(t *testing.T, overrides map[string]string, o model.Options, guar
 var safe = map[string]model.Status{
 	"no-panic": model.Holds, PropP1: model.Holds, PropI1: model.Holds, PropA: model.Holds,
 	PropP5: model.Holds, WitnessP5: model.Witnessed, PropStored: model.Holds, PropRunning: model.Holds,
-	PropDecide: model.Holds, PropInquiryDue: model.Holds, WitnessDone: model.Witnessed,
+	PropDecide: model.Holds, PropCondYes: model.Holds, PropSupport: model.Holds, PropInquiryDue: model.Holds, WitnessDone: model.Witnessed,
 }
 
 // wantClean checks a search that explored everything with the property verdicts of
@@ -157,21 +157,19 @@ func TestModelOptions(t *testing.T) {
 // The model checker catches the broken variants as invariant violations, already
 // without crashes (a crash-free behaviour is one of the crash budget's). The property
 // reported and the shortest counterexample's length (BFS, one worker) are pinned. The
-// voting bugs show as EO-P1 (two commits of stage 1): stage 1 is the last stage, so a
-// Ready orchestrator commits in the same step, and EO-I1 breaks in that same state
-// (EO-P1 is listed first).
+// voting bugs break EO-5's own invariants (a majority behind every Ready orchestrator,
+// a decision as soon as the votes make it) before they lead to two commits of stage
+// 1; TestModelVotingBugsCommitTwice shows that second commit.
 func TestModelCatchesBrokenVariants(t *testing.T) {
 	for _, tc := range []struct {
 		bug      string
 		property string
 		depth    int
 	}{
-		{"voter-ignores-orchset", PropP1, 24},
-		{"condyes-as-yes", PropP1, 23},
+		{"voter-ignores-orchset", PropSupport, 12},
+		{"condyes-as-yes", PropSupport, 14},
 		{"no-local-giveup", PropP1, 17},
-		// The literal rule keeps voting after its own voter's NO: EO-5's "decides as
-		// soon as its votes do" sees it first; TestModelLiteralMajorityRule shows the
-		// EO-P1 violation it leads to.
+		// The literal rule keeps voting after its own voter's NO.
 		{"ready-without-own-vote", PropDecide, 9},
 		{"put-on-prepare", PropP1, 6},
 		// A participant's STATUS timer fires while the coordinator still votes; the
@@ -193,36 +191,52 @@ func TestModelCatchesBrokenVariants(t *testing.T) {
 	}
 }
 
-// The paper's majority rule taken literally (an orchestrator Ready without its own
-// node's voter, see the protocol's package comment) leads to two commits of stage 1:
-// with the EO-5 invariant that flags the deviation itself left out, the model finds
-// the EO-P1 violation (and EO-I1 in the same state).
-func TestModelLiteralMajorityRule(t *testing.T) {
-	m, err := model.Lookup("exactlyonce")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys, _, err := m.Instantiate(map[string]string{"crashes": "0", "bug": "ready-without-own-vote"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := sys.(*model.Actors)
-	a.Properties = slices.DeleteFunc(a.Properties, func(p model.Property[*model.State]) bool { return p.Name == PropDecide })
-	res, err := model.Check(a, model.Options{MaxStates: 1_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := res.Violation; v == nil || v.Name != PropP1 || v.Depth != 25 {
-		t.Fatalf("ready-without-own-vote without %q: violation %+v; pinned %q at depth 25", PropDecide, v, PropP1)
+// With EO-5's own invariants left out, the voting bugs show as what they lead to: two
+// commits of stage 1 (EO-P1; stage 1 is the last stage, so a Ready orchestrator
+// commits in the same step, and EO-I1 breaks in that same state, listed after it). The
+// paper's majority rule taken literally (an orchestrator Ready without its own node's
+// voter, see the protocol's package comment) is one of them.
+func TestModelVotingBugsCommitTwice(t *testing.T) {
+	for _, tc := range []struct {
+		bug   string
+		depth int
+	}{
+		{"voter-ignores-orchset", 24},
+		{"condyes-as-yes", 23},
+		{"ready-without-own-vote", 25},
+	} {
+		t.Run(tc.bug, func(t *testing.T) {
+			m, err := model.Lookup("exactlyonce")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sys, _, err := m.Instantiate(map[string]string{"crashes": "0", "bug": tc.bug})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := sys.(*model.Actors)
+			a.Properties = slices.DeleteFunc(a.Properties, func(p model.Property[*model.State]) bool {
+				return p.Name == PropDecide || p.Name == PropSupport || p.Name == PropCondYes
+			})
+			res, err := model.Check(a, model.Options{MaxStates: 1_000_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := res.Violation; v == nil || v.Name != PropP1 || v.Depth != tc.depth {
+				t.Fatalf("%s without EO-5's invariants: violation %+v; pinned %q at depth %d", tc.bug, v, PropP1, tc.depth)
+			}
+		})
 	}
 }
 
 // The UN_VOTE Tid match (voter.go voterOnUnVote) matters only when a node runs two
 // transactions of a stage, so the default bound (attempts=1) cannot tell it from a
 // match on the orchestrator alone. With attempts=2 and no crash, depth-first search
-// finds the EO-P1 violation of unvote-no-tid: an UN_VOTE of n1's first transaction
-// arrives after n1's second VOTE and withdraws that newer vote, and n2 collects a
-// majority while n1's second transaction is still alive. The correct protocol
+// finds the violation of unvote-no-tid: an UN_VOTE of n1's first transaction arrives
+// after n1's second VOTE and withdraws that newer vote, and n2 collects a majority
+// while n1's second transaction is still alive — EO-5's "a Ready orchestrator stands
+// on a majority" sees it (after 5,004 states; EO-P1's two commits follow, after
+// 106,604 without that invariant). The correct protocol
 // explores the same number of states (the bounded check: attempts=2 is more than 2
 // million states, not exhausted here) without a violation.
 func TestModelCatchesUnvoteWithoutTid(t *testing.T) {
@@ -234,9 +248,9 @@ func TestModelCatchesUnvoteWithoutTid(t *testing.T) {
 	if res.Outcome != model.Violated || res.Violation == nil {
 		t.Fatalf("unvote-no-tid not caught within %d states: outcome %s", maxStates, res.Outcome)
 	}
-	if v := res.Violation; v.Name != PropP1 || v.Kind != model.AlwaysKind || res.Distinct != 106_604 {
-		t.Fatalf("unvote-no-tid: %s %q violated after %d states; pinned always %q after 106,604",
-			v.Kind, v.Name, res.Distinct, PropP1)
+	if v := res.Violation; v.Name != PropSupport || v.Kind != model.AlwaysKind || res.Distinct != 5_004 {
+		t.Fatalf("unvote-no-tid: %s %q violated after %d states; pinned always %q after 5,004",
+			v.Kind, v.Name, res.Distinct, PropSupport)
 	}
 	if testing.Short() {
 		t.Skip("-short: the correct protocol's bounded search (110,000 states, no violation) runs in the full suite")

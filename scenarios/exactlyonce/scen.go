@@ -94,7 +94,7 @@ func init() {
 	reg := func(name, help string, suite bool, defaults map[string]string, plan planFunc, extra ...checker.Property) {
 		scenarios.Register(&scenarios.Scenario{
 			Name: name, Help: help, Suite: suite, Params: Params(defaults),
-			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan, extra) },
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan, extra, nil) },
 		})
 	}
 	fixed := map[string]string{"itinerary": fixedItinerary, "agents": "10"}
@@ -286,9 +286,16 @@ func systemNames(n int) []string {
 	return names
 }
 
+// planting plants a broken variant from test code (planted_test.go): hooks set on the
+// run's policy, and a wrapper around every node.
+type planting struct {
+	policy func(*eo.Policy)
+	wrap   func(sim.Node) sim.Node
+}
+
 // build sets a scenario up. plan == nil means the swarm: every setting is drawn from
-// the seed.
-func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenarios.Setup, error) {
+// the seed. pl, when set, plants a broken variant (tests).
+func build(b *scenarios.Build, plan planFunc, extra []checker.Property, pl *planting) (*scenarios.Setup, error) {
 	o, err := parse(b.Params)
 	if err != nil {
 		return nil, err
@@ -312,6 +319,18 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 		Capacity: int32(o.capacity), Timing: eo.DefaultTiming().Scaled(o.timescale), CountMessages: true, Policy: o.policy,
 		Work: o.work,
 	}
+	nodes := eo.System(cfg)
+	if pl != nil {
+		if pl.policy != nil {
+			pl.policy(&cfg.Policy)
+		}
+		if pl.wrap != nil {
+			for i := range nodes {
+				build := nodes[i].New
+				nodes[i].New = func() sim.Node { return pl.wrap(build()) }
+			}
+		}
+	}
 	e := &env{seed: b.Seed, names: names, horizon: o.horizon, cfg: cfg}
 	fp, err := b.FaultPlan(func() (faults.Plan, error) {
 		if limits != nil {
@@ -325,14 +344,15 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 	if err := fp.Validate(names); err != nil {
 		return nil, err
 	}
-	crashes := map[string][]sim.Time{}
+	crashes := map[string][]crashWindow{}
 	for _, e := range fp.Events {
-		if e.Kind == "crash" {
-			crashes[e.Node] = append(crashes[e.Node], sim.Time(e.At))
+		if e.IsCrash() {
+			crashes[e.Node] = append(crashes[e.Node], windowOf(e))
 		}
 	}
 	w := &workload{crashes: crashes, majority: o.majority, names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled(),
-		quiet: len(fp.Events) == 0 && o.loss == 0 && o.dup == 0 && o.reorder == 0 && o.latMax < cfg.Timing.Alive}
+		quiet: len(fp.Events) == 0 && o.loss == 0 && o.dup == 0 && o.reorder == 0 && o.latMax < cfg.Timing.Alive,
+		timed: timedOf(cfg.Timing, o.latMax, fp, o.loss > 0 || o.dup > 0 || o.reorder > 0)}
 	var lastLaunch sim.Time
 	for i, it := range its {
 		at := sim.Time(time.Duration(i) * o.spacing).Add(time.Millisecond)
@@ -340,14 +360,15 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 			at = sim.Time(o.launches[i])
 		}
 		a := eo.Agent{ID: eo.AgentID(i + 1), Itinerary: it}
-		w.agents = append(w.agents, agentInfo{agent: a, launch: at, lost: downAt(fp, names[it.Home()], at)})
+		lost, maybe := downAt(fp, names[it.Home()], at)
+		w.agents = append(w.agents, agentInfo{agent: a, launch: at, lost: lost, maybeLost: maybe})
 		lastLaunch = at
 	}
 	nw := sim.Network{Latency: sim.Uniform(o.latMin, o.latMax), Loss: o.loss, Duplicate: o.dup, Reorder: o.reorder}
 	settle := fp.Settled().At
 	until := max(settle, lastLaunch).Add(o.bound + time.Second)
 	return &scenarios.Setup{
-		Nodes:   eo.System(cfg),
+		Nodes:   nodes,
 		Network: nw,
 		Faults:  fp,
 		Workload: func(k *sim.Kernel) {
@@ -381,41 +402,59 @@ func ownPlanOnly(b *scenarios.Build, extra []checker.Property) []checker.Propert
 	return extra
 }
 
-// permanentCrashes lists the crashes of plan never followed by a restart.
+// crashWindow is when a crash of the plan happened: at one instant for "crash", at
+// some call in [from, to] for "crash-send" (the node's last call in its window, which
+// only the run knows).
+type crashWindow struct{ from, to sim.Time }
+
+func windowOf(e faults.Event) crashWindow {
+	w := crashWindow{sim.Time(e.At), sim.Time(e.At)}
+	if e.Kind == "crash-send" {
+		w.to = sim.Time(e.At + e.For)
+	}
+	return w
+}
+
+// permanentCrashes lists the crashes of plan never followed by a restart, each at
+// the latest time it may have happened.
 func permanentCrashes(plan faults.Plan) []permCrash {
 	last := map[string]int{}
 	for i, e := range plan.Events {
-		if e.Kind == "crash" || e.Kind == "restart" {
+		if e.IsCrash() || e.Kind == "restart" {
 			last[e.Node] = i
 		}
 	}
 	var out []permCrash
 	for i, e := range plan.Events {
-		if e.Kind == "crash" && last[e.Node] == i {
-			out = append(out, permCrash{node: e.Node, at: sim.Time(e.At)})
+		if e.IsCrash() && last[e.Node] == i {
+			out = append(out, permCrash{node: e.Node, at: windowOf(e).to})
 		}
 	}
 	return out
 }
 
 // downAt reports whether node is down at time t under plan (a fault at t happens
-// before a launch at t: the kernel runs them in scheduling order).
-func downAt(plan faults.Plan, node string, t sim.Time) bool {
-	down := false
+// before a launch at t: the kernel runs them in scheduling order); maybe, whether
+// it may be down or up: t falls in the window of a crash-send, whose crash time
+// only the run knows.
+func downAt(plan faults.Plan, node string, t sim.Time) (down, maybe bool) {
 	for _, e := range plan.Events {
 		if sim.Time(e.At) > t {
 			break
 		}
 		if e.Node == node {
-			switch e.Kind {
-			case "crash":
-				down = true
-			case "restart":
-				down = false
+			switch {
+			case e.IsCrash():
+				down, maybe = true, false
+				if w := windowOf(e); t <= w.to {
+					down, maybe = false, true
+				}
+			case e.Kind == "restart":
+				down, maybe = false, false
 			}
 		}
 	}
-	return down
+	return down, maybe
 }
 
 // itineraries returns one itinerary per agent: the fixed one, or random ones drawn

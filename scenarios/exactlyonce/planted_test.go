@@ -1,0 +1,282 @@
+package eoscen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/simrun-dev/simrun/model"
+	eo "github.com/simrun-dev/simrun/protocols/exactlyonce"
+	"github.com/simrun-dev/simrun/scenarios"
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// Planted bugs: one-line bugs of the protocol written from test code — a hook of
+// eo.Policy, or an edit of what a node's handler call does (an input ignored, a send,
+// timer or stable write left out or changed) — and the system-level detector that
+// catches each: the default swarm (exactlyonce/swarm, seeds 1-2000, as `simrun sweep`
+// runs it) or a configuration of the model's portfolio (as `simrun check` runs it).
+
+// call is what one handler call of a node did, for an edit to change.
+type call struct {
+	sends  []sim.Envelope
+	timers []sim.TimerOp
+	writes []sim.Write
+	obs    []obsRec
+}
+
+type obsRec struct {
+	kind  string
+	value any
+}
+
+// editor plants a bug by editing handler calls: ignore (when set) reports inputs the
+// node never handles; after edits the effects of a call it handled.
+type editor struct {
+	ignore func(self sim.NodeID, in sim.Input) bool
+	after  func(self sim.NodeID, in sim.Input, c *call)
+}
+
+// plantedNode runs a node under an editor.
+type plantedNode struct {
+	*eo.Node
+	ed *editor
+}
+
+func (p *plantedNode) Clone() sim.Node {
+	return &plantedNode{Node: p.Node.Clone().(*eo.Node), ed: p.ed}
+}
+
+func (p *plantedNode) Handle(in sim.Input, out *sim.Outbox) {
+	if p.ed.ignore != nil && p.ed.ignore(in.Self, in) {
+		return
+	}
+	var scratch sim.Outbox
+	p.Node.Handle(in, &scratch)
+	c := call{sends: slices.Clone(scratch.Sends()), timers: slices.Clone(scratch.Timers()), writes: slices.Clone(scratch.Writes())}
+	for i := 0; i < scratch.NumObservations(); i++ {
+		k, v := scratch.Observation(i)
+		c.obs = append(c.obs, obsRec{k, v})
+	}
+	if p.ed.after != nil {
+		p.ed.after(in.Self, in, &c)
+	}
+	for _, e := range c.sends {
+		out.Send(e.To, e.Msg)
+	}
+	for _, t := range c.timers {
+		if t.Cancel {
+			out.CancelTimer(t.ID)
+		} else {
+			out.SetTimer(t.ID, t.After)
+		}
+	}
+	for _, w := range c.writes {
+		if w.Delete {
+			out.Delete(w.Key)
+		} else {
+			out.Store(w.Key, w.Value)
+		}
+	}
+	for _, o := range c.obs {
+		out.Observe(o.kind, o.value)
+	}
+}
+
+func (ed *editor) planting(policy func(*eo.Policy)) *planting {
+	pl := &planting{policy: policy}
+	if ed != nil {
+		pl.wrap = func(n sim.Node) sim.Node { return &plantedNode{Node: n.(*eo.Node), ed: ed} }
+	}
+	return pl
+}
+
+// Edits.
+
+// timerKind is a timer's kind ("inq" of "inq/1/2").
+func timerKind(id sim.TimerID) string { k, _, _ := strings.Cut(string(id), "/"); return k }
+
+// onTimer reports whether in is the firing of a timer of kind.
+func onTimer(in sim.Input, kind string) bool {
+	return in.Kind == sim.Timeout && timerKind(in.Timer) == kind
+}
+
+// dropTimers leaves out the timers of kind the call sets.
+func dropTimers(c *call, kind string) {
+	c.timers = slices.DeleteFunc(c.timers, func(t sim.TimerOp) bool { return !t.Cancel && timerKind(t.ID) == kind })
+}
+
+// dropSends leaves out the call's sends of message kind.
+func dropSends(c *call, kind string) {
+	c.sends = slices.DeleteFunc(c.sends, func(e sim.Envelope) bool { return e.Msg.Kind() == kind })
+}
+
+// ignoreMsg ignores received messages of kind.
+func ignoreMsg(kind string) func(sim.NodeID, sim.Input) bool {
+	return func(_ sim.NodeID, in sim.Input) bool { return in.Kind == sim.Receive && in.Msg.Kind() == kind }
+}
+
+// Detectors.
+
+var plantedMu sync.Mutex
+
+// sweepPlanted sweeps exactlyonce/swarm seeds 1..to with pl planted (a scenario of its
+// own, registered once per name, with the swarm's every draw) and returns the lowest
+// failing seed's property ("" if none failed).
+func sweepPlanted(t *testing.T, name string, pl *planting, to uint64) (uint64, string, string) {
+	t.Helper()
+	sc := "exactlyonce/swarm~" + name
+	plantedMu.Lock()
+	if _, err := scenarios.Lookup(sc); err != nil {
+		scenarios.Register(&scenarios.Scenario{Name: sc, Help: "exactlyonce/swarm with a planted bug (tests)", Params: Params(nil),
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, nil, nil, pl) }})
+	}
+	plantedMu.Unlock()
+	res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: sc, From: 1, To: to, StopAtFailure: true, FailureLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed == 0 {
+		return 0, "", ""
+	}
+	f := res.Failures[0]
+	return f.Seed, f.Property, f.Detail
+}
+
+// checkPlanted checks the portfolio configuration named config with pl planted.
+func checkPlanted(t *testing.T, config string, pl *planting) *model.Result {
+	t.Helper()
+	i := slices.IndexFunc(Portfolio, func(c model.Config) bool { return c.Name == config })
+	if i < 0 {
+		t.Fatalf("no portfolio configuration %q", config)
+	}
+	p, err := model.NewParams(ModelParams, Portfolio[i].Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := modelOptions(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.plant = pl
+	sys, err := ModelSystem(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := model.Check(sys, model.Options{MaxStates: 4_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// plantedBug is one planted bug: the rule whose branch it breaks, the bug, and where
+// it must be caught: by the swarm (seeds 1..Seeds) or a portfolio configuration, with
+// one of the properties named.
+type plantedBug struct {
+	rule, name string
+	policy     func(*eo.Policy)
+	edit       *editor
+	// swarm: the lowest failing seed must be at most this; model: the portfolio
+	// configuration that must find a violation.
+	swarm uint64
+	model string
+	// props lists the properties that may report it (any of them).
+	props []string
+}
+
+// plantedBugs is the catalogue; TestPlantedBugsCaught runs every one.
+var plantedBugs = []plantedBug{
+	// EO-5 conditional votes over a partial set: COND_YES({A,B}) must wait for both.
+	{rule: "EO-5 cond-yes partial", name: "condyes-any",
+		policy: func(p *eo.Policy) {
+			p.CondYesHolds = func(set, yes []sim.NodeID) bool {
+				return len(set) == 0 || slices.ContainsFunc(set, func(n sim.NodeID) bool { return slices.Contains(yes, n) })
+			}
+		},
+		model: "three-orchestrators", props: []string{PropCondYes, PropSupport}},
+	// EO-5 ties of an even stage: exactly half NO makes a majority impossible.
+	{rule: "EO-5 tie", name: "tie-waits",
+		policy: func(p *eo.Policy) {
+			p.Tally = func(t eo.Tally) eo.Outcome {
+				if 2*len(t.No) == len(t.Record.Nodes) && !slices.Contains(t.No, t.Self) {
+					return eo.Waiting
+				}
+				return eo.CountVotes(t)
+			}
+		},
+		model: "four-nodes", props: []string{PropDecide}},
+	// EO-7 periodic INQUIRY: sent once, never repeated.
+	{rule: "EO-7 inquiry", name: "inquiry-once",
+		edit: &editor{after: func(_ sim.NodeID, in sim.Input, c *call) {
+			if onTimer(in, "inq") {
+				dropTimers(c, "inq")
+			}
+		}},
+		swarm: 2000, props: []string{PropInquiryRepeat}},
+	{rule: "EO-7 inquiry", name: "inquiry-once/model",
+		edit: &editor{after: func(_ sim.NodeID, in sim.Input, c *call) {
+			if onTimer(in, "inq") {
+				dropTimers(c, "inq")
+			}
+		}},
+		model: "inquiry-rounds", props: []string{PropInquiryDue}},
+	// EO-8 whom a selection asks.
+	{rule: "EO-8 ask", name: "ask-lower",
+		policy: func(p *eo.Policy) {
+			p.Ask = func(rec eo.StageRecord, self sim.NodeID) []sim.NodeID {
+				var out []sim.NodeID
+				for _, sn := range rec.Nodes {
+					if rec.Higher(self, sn.Node) {
+						out = append(out, sn.Node)
+					}
+				}
+				return out
+			}
+		},
+		swarm: 2000, props: []string{PropAskAll}},
+	{rule: "EO-8 ask", name: "ask-top-only",
+		policy: func(p *eo.Policy) {
+			p.Ask = func(rec eo.StageRecord, self sim.NodeID) []sim.NodeID {
+				if h := eo.HigherNodes(rec, self); len(h) > 0 {
+					return h[:1]
+				}
+				return nil
+			}
+		},
+		swarm: 2000, props: []string{PropAskAll}},
+	// EO-8 an answered selection waits for the new worker.
+	{rule: "EO-8 answered", name: "ignores-i-am-there",
+		edit:  &editor{ignore: ignoreMsg("I_AM_THERE")},
+		swarm: 2000, props: []string{PropAnswered}},
+}
+
+// Every planted bug is caught by its detector, reported by one of its properties.
+func TestPlantedBugsCaught(t *testing.T) {
+	for _, b := range plantedBugs {
+		t.Run(b.rule+"/"+b.name, func(t *testing.T) {
+			pl := b.edit.planting(b.policy)
+			if b.model != "" {
+				res := checkPlanted(t, b.model, pl)
+				if res.Violation == nil {
+					t.Fatalf("%s not caught by portfolio configuration %s (%d states, outcome %s)", b.name, b.model, res.Distinct, res.Outcome)
+				}
+				if !slices.Contains(b.props, res.Violation.Name) {
+					t.Fatalf("%s: %s %q violated at depth %d; want one of %q", b.name, res.Violation.Kind, res.Violation.Name, res.Violation.Depth, b.props)
+				}
+				t.Logf("%s: %s at depth %d (%s)", b.model, res.Violation.Name, res.Violation.Depth, b.rule)
+				return
+			}
+			seed, prop, detail := sweepPlanted(t, b.name, pl, b.swarm)
+			if seed == 0 {
+				t.Fatalf("%s not caught by exactlyonce/swarm seeds 1-%d", b.name, b.swarm)
+			}
+			if !slices.Contains(b.props, prop) {
+				t.Fatalf("%s: seed %d: %s: %s; want one of %q", b.name, seed, prop, detail, b.props)
+			}
+			t.Log(fmt.Sprintf("swarm seed %d: %s (%s)", seed, prop, b.rule))
+		})
+	}
+}
