@@ -434,11 +434,12 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// (resends=-1) a message lost to a crash is never repeated, so a record may
 		// legitimately wait for good; the witness below shows such end states exist.
 		model.Always(PropP5, func(s *model.State) bool { return !endsDone(s) || len(leftovers(s)) == 0 }).When(endsDone),
-		// EO-5: an orchestrator decides as soon as its votes do — Ready with a
-		// majority of YES that includes its own voter's, rm_no once at least half of
-		// the voters (or its own voter) said NO — so no transaction still votes with
-		// its outcome already decided (an even stage's tie included). Its own
-		// computation, not the protocol's CountVotes.
+		// EO-5: an orchestrator decides as soon as its votes do — a COND_YES counts
+		// as YES once its whole set is in YesVotes, Ready with a majority of YES that
+		// includes its own voter's, rm_no once at least half of the voters (or its own
+		// voter) said NO — so no transaction still votes with something already
+		// decided (an even stage's tie included). Its own computation, not the
+		// protocol's CondYesHolds and CountVotes.
 		model.Always(PropDecide, func(s *model.State) bool {
 			return !anyNode(s, func(i sim.NodeID) bool {
 				n, ok := s.Node(i).(inspector)
@@ -450,45 +451,6 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		// EO-7: a voter holding votes has its next INQUIRY coming (the timer is
 		// pending) until FORGET or every UN_VOTE, unless Config.Resends has no
 		// re-send round left for it.
-		// EO-5: a voter counted YES by an orchestrator had every orchestrator of
-		// lower priority it holds a vote for vote YES too: a COND_YES(S) becomes a YES
-		// only once all of S is in YesVotes. (After its vote for H, a voter answers NO
-		// to every orchestrator below H, so the entries below H in its OrchSet are the
-		// S of its COND_YES, or what UN_VOTE left of it.) A Ready orchestrator adds to
-		// YesVotes the voters that INQUIRY (EO-7) without counting them; those still
-		// hold their COND_YES in CondYesVotes, unless it was lost to a crash: Ready
-		// orchestrators are judged on crash-free paths, on the voters not in
-		// CondYesVotes.
-		model.Always(PropCondYes, func(s *model.State) bool {
-			crashFree := s.Faults().Crashes == 0
-			return !anyNode(s, func(h sim.NodeID) bool {
-				n, ok := s.Node(h).(inspector)
-				if !ok {
-					return false
-				}
-				for _, v := range n.Tallies() {
-					if v.Ready && !crashFree {
-						continue
-					}
-					for _, y := range v.Yes {
-						if y == h || slices.ContainsFunc(v.Cond, func(c eo.CondVote) bool { return c.Voter == y }) {
-							continue
-						}
-						for _, e := range facts.of(s.Stable(y)).orchSets[v.Stage.Hop] {
-							if e.Orch != h && v.Record.Higher(h, e.Orch) && !slices.Contains(v.Yes, e.Orch) {
-								return true
-							}
-						}
-					}
-				}
-				return false
-			})
-		}).When(func(s *model.State) bool {
-			return anyNode(s, func(i sim.NodeID) bool {
-				n, ok := s.Node(i).(inspector)
-				return ok && slices.ContainsFunc(n.Tallies(), func(v eo.Voting) bool { return len(v.Yes) > 1 })
-			})
-		}),
 		// EO-5: an orchestrator Ready (or Committed) with transaction T has a majority
 		// of the stage's voters behind it, its own included, as their stable OrchSets
 		// show while every node still holds the stage (before any FORGET): a voter
@@ -522,7 +484,47 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 		}))
 	}
 	if condYesPossible(o) {
-		props = append(props, model.Sometimes(WitnessCondYes, func(s *model.State) bool { return ghost(s).CondYes }))
+		props = append(props,
+			// EO-5: a voter counted YES by an orchestrator had every orchestrator of
+			// lower priority it holds a vote for vote YES too: a COND_YES(S) becomes a YES
+			// only once all of S is in YesVotes. (After its vote for H, a voter answers NO
+			// to every orchestrator below H, so the entries below H in its OrchSet are the
+			// S of its COND_YES, or what UN_VOTE left of it.) A Ready orchestrator adds to
+			// YesVotes the voters that INQUIRY (EO-7) without counting them; those still
+			// hold their COND_YES in CondYesVotes, unless it was lost to a crash: Ready
+			// orchestrators are judged on crash-free paths, on the voters not in
+			// CondYesVotes.
+			model.Always(PropCondYes, func(s *model.State) bool {
+				crashFree := s.Faults().Crashes == 0
+				return !anyNode(s, func(h sim.NodeID) bool {
+					n, ok := s.Node(h).(inspector)
+					if !ok {
+						return false
+					}
+					for _, v := range n.Tallies() {
+						if v.Ready && !crashFree {
+							continue
+						}
+						for _, y := range v.Yes {
+							if y == h || slices.ContainsFunc(v.Cond, func(c eo.CondVote) bool { return c.Voter == y }) {
+								continue
+							}
+							for _, e := range facts.of(s.Stable(y)).orchSets[v.Stage.Hop] {
+								if e.Orch != h && v.Record.Higher(h, e.Orch) && !slices.Contains(v.Yes, e.Orch) {
+									return true
+								}
+							}
+						}
+					}
+					return false
+				})
+			}).When(func(s *model.State) bool {
+				return anyNode(s, func(i sim.NodeID) bool {
+					n, ok := s.Node(i).(inspector)
+					return ok && slices.ContainsFunc(n.Tallies(), func(v eo.Voting) bool { return len(v.Cond) > 0 })
+				})
+			}),
+			model.Sometimes(WitnessCondYes, func(s *model.State) bool { return ghost(s).CondYes }))
 	}
 	if o.Pool {
 		props = append(props, model.Always(PropP2, func(s *model.State) bool { r := ghost(s).Returns; return r[1] <= 1 && r[2] <= 1 }).
@@ -681,11 +683,16 @@ type inspector interface {
 	MayResend() bool
 }
 
-// decided reports whether transaction v of orchestrator self has its outcome decided
-// by its votes (EO-5): a majority of YES with self's own, at least half NO, or NO
-// from self's own voter.
+// decided reports whether transaction v of orchestrator self has something decided
+// by its votes (EO-5): a COND_YES whose whole set is in YesVotes (it is a YES), a
+// majority of YES with self's own, at least half NO, or NO from self's own voter.
 func decided(v eo.Voting, self sim.NodeID) bool {
 	n := len(v.Record.Nodes)
+	if slices.ContainsFunc(v.Cond, func(c eo.CondVote) bool {
+		return !slices.ContainsFunc(c.Set, func(x sim.NodeID) bool { return !slices.Contains(v.Yes, x) })
+	}) {
+		return true // a COND_YES whose whole set said YES counts as YES at once
+	}
 	return (2*len(v.Yes) > n && slices.Contains(v.Yes, self)) || 2*len(v.No) >= n || slices.Contains(v.No, self)
 }
 

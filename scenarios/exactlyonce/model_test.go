@@ -54,7 +54,7 @@ func checkModel(t *testing.T, overrides map[string]string, o model.Options, guar
 var safe = map[string]model.Status{
 	"no-panic": model.Holds, PropP1: model.Holds, PropI1: model.Holds, PropA: model.Holds,
 	PropP5: model.Holds, WitnessP5: model.Witnessed, PropStored: model.Holds, PropRunning: model.Holds,
-	PropDecide: model.Holds, PropCondYes: model.Holds, PropSupport: model.Holds, PropInquiryDue: model.Holds, WitnessDone: model.Witnessed,
+	PropDecide: model.Holds, PropSupport: model.Holds, PropInquiryDue: model.Holds, WitnessDone: model.Witnessed,
 }
 
 // wantClean checks a search that explored everything with the property verdicts of
@@ -64,7 +64,7 @@ var safe = map[string]model.Status{
 func wantClean(t *testing.T, res *model.Result, extra map[string]model.Status) {
 	t.Helper()
 	if extra == nil {
-		extra = map[string]model.Status{WitnessCondYes: model.Witnessed}
+		extra = map[string]model.Status{WitnessCondYes: model.Witnessed, PropCondYes: model.Holds}
 	}
 	want := maps.Clone(safe)
 	maps.Copy(want, extra)
@@ -141,7 +141,7 @@ func TestModelOptions(t *testing.T) {
 		{"pool, two nodes, a crash", map[string]string{"crashes": "1", "observers": "1", "pool": "true"},
 			map[string]model.Status{PropP2: model.Holds}, counts{7_972, 17_443, 25}},
 		{"pool, crash-free", map[string]string{"crashes": "0", "pool": "true"},
-			map[string]model.Status{PropP2: model.Holds, WitnessCondYes: model.Witnessed}, counts{242_476, 608_346, 39}},
+			map[string]model.Status{PropP2: model.Holds, WitnessCondYes: model.Witnessed, PropCondYes: model.Holds}, counts{242_476, 608_346, 39}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if testing.Short() && tc.want.distinct > 100_000 {

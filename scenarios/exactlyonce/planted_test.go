@@ -169,6 +169,15 @@ func checkPlanted(t *testing.T, config string, pl *planting) *model.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Violation == nil {
+		// A sometimes-property the search completed without witnessing fails too.
+		for i, p := range res.Properties {
+			if p.Status == model.Failed {
+				res.Violation = res.Properties[i]
+				break
+			}
+		}
+	}
 	return res
 }
 
@@ -185,6 +194,46 @@ type plantedBug struct {
 	model string
 	// props lists the properties that may report it (any of them).
 	props []string
+}
+
+// Edit builders.
+
+// onMsg matches the receipt of a message of kind; onTimerOf the firing of a timer of
+// kind; onRestart a restart; anyInput every input.
+func onMsg(kind string) func(sim.Input) bool {
+	return func(in sim.Input) bool { return in.Kind == sim.Receive && in.Msg.Kind() == kind }
+}
+func onTimerOf(kind string) func(sim.Input) bool { return func(in sim.Input) bool { return onTimer(in, kind) } }
+func onRestart(in sim.Input) bool                 { return in.Kind == sim.Restart }
+func anyInput(sim.Input) bool                     { return true }
+
+// edits applies f to the calls whose input matches when.
+func edits(when func(sim.Input) bool, f func(c *call)) *editor {
+	return &editor{after: func(_ sim.NodeID, in sim.Input, c *call) {
+		if when(in) {
+			f(c)
+		}
+	}}
+}
+
+// ignores makes nodes ignore received messages of kind.
+func ignores(kind string) *editor { return &editor{ignore: ignoreMsg(kind)} }
+
+// noSends leaves out the sends of kind of the calls when matches.
+func noSends(when func(sim.Input) bool, kind string) *editor {
+	return edits(when, func(c *call) { dropSends(c, kind) })
+}
+
+// noTimers leaves out the timers of kind the calls when matches set.
+func noTimers(when func(sim.Input) bool, kind string) *editor {
+	return edits(when, func(c *call) { dropTimers(c, kind) })
+}
+
+// noWrites leaves out the stable writes (stores and deletes) of keys with prefix.
+func noWrites(when func(sim.Input) bool, prefix string) *editor {
+	return edits(when, func(c *call) {
+		c.writes = slices.DeleteFunc(c.writes, func(w sim.Write) bool { return strings.HasPrefix(w.Key, prefix) })
+	})
 }
 
 // plantedBugs is the catalogue; TestPlantedBugsCaught runs every one.
@@ -251,6 +300,250 @@ var plantedBugs = []plantedBug{
 	{rule: "EO-8 answered", name: "ignores-i-am-there",
 		edit:  &editor{ignore: ignoreMsg("I_AM_THERE")},
 		swarm: 2000, props: []string{PropAnswered}},
+
+	// EO-1 simple protocol.
+	{rule: "EO-1 simple put", name: "simple-puts-to-all",
+		policy: func(p *eo.Policy) {
+			p.PutTargets = func(q eo.PutQuery) []eo.StageNode { q.Simple = false; return eo.ChoosePutTargets(q) }
+		},
+		swarm: 2000, props: []string{PropP1, PropP2, PropVariant, PropA}},
+
+	// EO-2 stage transaction.
+	{rule: "EO-2 launch", name: "launch-ignored", edit: ignores("LAUNCH"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-2 put on the fly", name: "put-to-suspects-only",
+		policy: func(p *eo.Policy) {
+			p.PutTargets = func(q eo.PutQuery) []eo.StageNode {
+				got := eo.ChoosePutTargets(q)
+				if len(got) < len(q.Next) {
+					return got[:1] // a minority: a stage that cannot vote
+				}
+				return got
+			}
+		},
+		swarm: 2000, props: []string{PropP3}},
+
+	// EO-3 transaction manager.
+	{rule: "EO-3 commit", name: "no-commit-log", edit: noWrites(anyInput, "c/"),
+		swarm: 2000, props: []string{PropA, PropP1, PropP2, PropP3}},
+	{rule: "EO-3 commit acked", name: "ignores-commit-ack", edit: ignores("COMMIT_ACK"),
+		swarm: 2000, props: []string{PropP5}},
+	{rule: "EO-3 put commit", name: "ignores-commit", edit: ignores("COMMIT"),
+		swarm: 2000, props: []string{PropP3, PropP5}},
+	{rule: "EO-3 put abort", name: "ignores-abort", edit: ignores("ABORT"),
+		swarm: 2000, props: []string{PropP5, PropA}},
+	{rule: "EO-3 status ask", name: "never-asks-status", edit: noSends(anyInput, "STATUS"),
+		swarm: 2000, props: []string{PropP3, PropP5}},
+	{rule: "EO-3 status commit", name: "status-logged-aborts",
+		policy: func(p *eo.Policy) {
+			p.Status = func(q eo.StatusQuery) eo.StatusAnswer {
+				if q.Logged {
+					return eo.StatusAbort
+				}
+				return eo.AnswerStatus(q)
+			}
+		},
+		swarm: 2000, props: []string{PropA}},
+	{rule: "EO-3 status wait", name: "status-early", policy: func(p *eo.Policy) {
+		p.Status = func(q eo.StatusQuery) eo.StatusAnswer {
+			if q.Logged {
+				return eo.StatusCommit
+			}
+			return eo.StatusAbort
+		}
+	},
+		model: "three-nodes", props: []string{PropA}},
+	{rule: "EO-3 status abort", name: "status-never-aborts", policy: func(p *eo.Policy) {
+		p.Status = func(q eo.StatusQuery) eo.StatusAnswer {
+			if q.Logged {
+				return eo.StatusCommit
+			}
+			return eo.StatusWait
+		}
+	},
+		swarm: 2000, props: []string{PropP5, PropP3}},
+	{rule: "EO-3 prepare timeout", name: "no-prepare-timeout", edit: noTimers(anyInput, "prep"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-3 retry", name: "no-retry", edit: noTimers(anyInput, "retry"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-3 recover rollback", name: "restart-keeps-reservations", edit: noWrites(onRestart, "rp/"),
+		swarm: 2000, props: []string{PropP5, PropP2}},
+	{rule: "EO-3 recover in-doubt", name: "restart-no-status", edit: noTimers(onRestart, "st"),
+		swarm: 2000, props: []string{PropP3, PropP5}},
+
+	// EO-5 voting, phase 1.
+	{rule: "EO-5 vote", name: "no-vote-sent", edit: noSends(anyInput, "VOTE"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-5 yes", name: "yes-becomes-cond-yes",
+		policy: func(p *eo.Policy) {
+			p.Vote = func(b eo.Ballot) eo.Decision {
+				d := eo.DecideVote(b)
+				if d.Answer == eo.AnswerYes {
+					d.Answer = eo.AnswerNo
+				}
+				return d
+			}
+		},
+		model: "three-nodes", props: []string{WitnessDone}},
+	{rule: "EO-5 no", name: "no-becomes-yes",
+		policy: func(p *eo.Policy) {
+			p.Vote = func(b eo.Ballot) eo.Decision {
+				d := eo.DecideVote(b)
+				if d.Answer == eo.AnswerNo {
+					d = eo.Decision{Answer: eo.AnswerYes, Keep: b.OrchSet}
+				}
+				return d
+			}
+		},
+		model: "three-nodes", props: []string{PropSupport, PropI1, PropP1}},
+	{rule: "EO-5 cond-yes", name: "cond-yes-becomes-yes",
+		policy: func(p *eo.Policy) {
+			p.Vote = func(b eo.Ballot) eo.Decision {
+				d := eo.DecideVote(b)
+				if d.Answer == eo.AnswerCondYes {
+					d.Answer = eo.AnswerYes
+				}
+				return d
+			}
+		},
+		model: "three-nodes", props: []string{PropSupport, PropCondYes, PropI1, PropP1}},
+	{rule: "EO-5 already-done", name: "no-local-giveup", policy: func(p *eo.Policy) {
+		p.Vote = func(b eo.Ballot) eo.Decision {
+			d := eo.DecideVote(b)
+			if d.Answer == eo.AnswerAskLocal {
+				d.Answer = eo.AnswerCondYes
+			}
+			return d
+		}
+	},
+		model: "three-nodes", props: []string{PropSupport, PropI1, PropP1}},
+	{rule: "EO-5 gave-up cond-yes", name: "gave-up-yes-for-all",
+		policy: func(p *eo.Policy) {
+			p.Vote = func(b eo.Ballot) eo.Decision {
+				d := eo.DecideVote(b)
+				if d.Answer == eo.AnswerAskLocal {
+					d.Keep = nil // GAVE_UP: a plain YES, the others forgotten
+				}
+				return d
+			}
+		},
+		model: "three-orchestrators", props: []string{PropSupport, PropCondYes, PropI1, PropP1}},
+	{rule: "EO-5 cond-yes convert", name: "cond-yes-never-converts",
+		policy: func(p *eo.Policy) { p.CondYesHolds = func(set, yes []sim.NodeID) bool { return len(set) == 0 } },
+		model: "three-nodes", props: []string{PropDecide}},
+	{rule: "EO-5 ready", name: "ready-at-half",
+		policy: func(p *eo.Policy) {
+			p.Tally = func(t eo.Tally) eo.Outcome {
+				if 2*len(t.Yes) >= len(t.Record.Nodes) && slices.Contains(t.Yes, t.Self) {
+					return eo.Ready
+				}
+				return eo.CountVotes(t)
+			}
+		},
+		model: "two-nodes", props: []string{PropSupport, PropI1, PropP1}},
+	{rule: "EO-5 impossible", name: "impossible-waits",
+		policy: func(p *eo.Policy) {
+			p.Tally = func(t eo.Tally) eo.Outcome {
+				if o := eo.CountVotes(t); o != eo.Impossible || slices.Contains(t.No, t.Self) || 2*len(t.No) == len(t.Record.Nodes) {
+					return o
+				}
+				return eo.Waiting
+			}
+		},
+		model: "three-nodes", props: []string{PropDecide}},
+	{rule: "EO-5 own no", name: "own-no-waits",
+		policy: func(p *eo.Policy) {
+			p.Tally = func(t eo.Tally) eo.Outcome {
+				if 2*len(t.No) < len(t.Record.Nodes) && slices.Contains(t.No, t.Self) {
+					return eo.Waiting
+				}
+				return eo.CountVotes(t)
+			}
+		},
+		model: "three-nodes", props: []string{PropDecide}},
+
+	// EO-6 voting, phase 2.
+	{rule: "EO-6 committed", name: "no-forget-sent", edit: noSends(anyInput, "FORGET"),
+		swarm: 2000, props: []string{PropP5, PropP3}},
+	{rule: "EO-6 forget acked", name: "ignores-forget-ack", edit: ignores("ACK"),
+		swarm: 2000, props: []string{PropP5}},
+	{rule: "EO-6 forget", name: "ignores-forget", edit: ignores("FORGET"),
+		swarm: 2000, props: []string{PropP5, PropP3}},
+	{rule: "EO-6 un-vote", name: "ignores-un-vote", edit: ignores("UN_VOTE"),
+		swarm: 2000, props: []string{PropP3, PropInquiryRepeat}},
+	{rule: "EO-6 un-vote other", name: "unvote-no-tid",
+		policy: func(p *eo.Policy) {
+			p.UnVoteMatches = func(e eo.VoteEntry, m eo.UnVote) bool { return e.Orch == m.Orch }
+		},
+		swarm: 2000, props: []string{PropI1, PropP1}},
+
+	// EO-7 failure recovery.
+	{rule: "EO-7 inquiry ready", name: "inquiry-ready-unvotes",
+		policy: func(p *eo.Policy) {
+			p.Inquiry = func(q eo.InquiryQuery) eo.InquiryAnswer {
+				if a := eo.AnswerInquiry(q); a != eo.InquiryJoin {
+					return a
+				}
+				return eo.InquiryUnVote
+			}
+		},
+		model: "observer-crash", props: []string{PropSupport, PropI1, PropP1}},
+	{rule: "EO-7 inquiry committed", name: "inquiry-committed-ignored",
+		policy: func(p *eo.Policy) {
+			p.Inquiry = func(q eo.InquiryQuery) eo.InquiryAnswer {
+				if a := eo.AnswerInquiry(q); a != eo.InquiryForget {
+					return a
+				}
+				return eo.InquiryIgnore
+			}
+		},
+		swarm: 2000, props: []string{PropP5, PropInquiryRepeat}},
+	{rule: "EO-7 inquiry running", name: "inquiry-running-unvotes",
+		policy: func(p *eo.Policy) {
+			p.Inquiry = func(q eo.InquiryQuery) eo.InquiryAnswer {
+				if a := eo.AnswerInquiry(q); a != eo.InquiryIgnore {
+					return a
+				}
+				return eo.InquiryUnVote
+			}
+		},
+		model: "three-nodes", props: []string{PropSupport, PropI1, PropP1}},
+	{rule: "EO-7 inquiry unknown", name: "inquiry-unknown-ignored",
+		policy: func(p *eo.Policy) {
+			p.Inquiry = func(q eo.InquiryQuery) eo.InquiryAnswer {
+				if a := eo.AnswerInquiry(q); a != eo.InquiryUnVote {
+					return a
+				}
+				return eo.InquiryIgnore
+			}
+		},
+		swarm: 2000, props: []string{PropP3, PropInquiryRepeat}},
+	{rule: "EO-7 recover committed", name: "restart-forgets-forget", edit: edits(onRestart, func(c *call) {
+		dropSends(c, "FORGET")
+		dropTimers(c, "fgt")
+	}),
+		swarm: 2000, props: []string{PropP5}},
+	{rule: "EO-7 recover voter", name: "no-restart-inquiry",
+		policy: func(p *eo.Policy) { p.InquiresAtRestart = func(eo.StageID) bool { return false } },
+		model:  "inquiry-rounds", props: []string{PropInquiryDue}},
+
+	// EO-8 selection.
+	{rule: "EO-8 alive", name: "no-i-am-alive", edit: noSends(onTimerOf("alive"), "I_AM_ALIVE"),
+		swarm: 2000, props: []string{PropNoSuspicion}},
+	{rule: "EO-8 monitor", name: "ignores-i-am-alive", edit: ignores("I_AM_ALIVE"),
+		swarm: 2000, props: []string{PropNoSuspicion}},
+	{rule: "EO-8 suspect", name: "never-suspects", edit: noTimers(anyInput, "mon"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-8 there", name: "never-there", edit: noSends(anyInput, "I_AM_THERE"),
+		swarm: 2000, props: []string{PropAnswered}},
+	{rule: "EO-8 no answer", name: "never-selected", edit: edits(anyInput, func(c *call) {
+		if slices.ContainsFunc(c.sends, func(e sim.Envelope) bool { return e.Msg.Kind() == "ARE_YOU_THERE" }) {
+			dropTimers(c, "sel")
+		}
+	}),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-8 claim ack", name: "no-selected-ack", edit: noSends(anyInput, "SELECTED_ACK"),
+		swarm: 2000, props: []string{PropP3}},
 }
 
 // Every planted bug is caught by its detector, reported by one of its properties.

@@ -59,6 +59,7 @@ func commitsBefore(name string, hop int32, deadline time.Duration) checker.Prope
 		if n == 0 {
 			return fmt.Errorf("no stage %d committed (deadline %v)", hop, deadline)
 		}
+		r.Count(n, 0)
 		return nil
 	}}
 }
@@ -125,6 +126,18 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 	}
 }
 
+// surelyCrashedIn reports whether node n crashed (by the plan) between from and to
+// for certain: a crash at an instant in [from, to], or a crash-send whose whole window
+// is in [from, to).
+func (w *workload) surelyCrashedIn(r *checker.Run, n sim.NodeID, from, to sim.Time) bool {
+	for _, c := range w.crashes[r.Final[n].Name] {
+		if from <= c.from && (c.to < to || (c.from == c.to && c.to <= to)) {
+			return true
+		}
+	}
+	return false
+}
+
 // crashedIn reports whether node n crashed (by the plan) between from and to, or
 // may have (a crash-send's window meets [from, to]).
 func (w *workload) crashedIn(r *checker.Run, n sim.NodeID, from, to sim.Time) bool {
@@ -146,7 +159,7 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 		stage eo.StageID
 	}
 	since := map[key]sim.Time{} // the node became worker of the stage then
-	alive := 0
+	alive, exempt := 0, 0
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.RoleChange:
@@ -159,13 +172,18 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 			if v.Kind != "I_AM_ALIVE" {
 				continue
 			}
-			alive++
 			t, ok := since[key{o.Node, v.Stage}]
+			if ok && !w.surelyCrashedIn(r, o.Node, t, o.Time) && w.crashedIn(r, o.Node, t, o.Time) {
+				exempt++ // a crash-send's window: this may be the call it crashes in
+				continue
+			}
+			alive++
 			if !ok || w.crashedIn(r, o.Node, t, o.Time) {
 				return fmt.Errorf("%s sent I_AM_ALIVE for stage %v at %v without being its worker", r.Final[o.Node].Name, v.Stage, o.Time)
 			}
 		}
 	}
+	r.Count(alive, exempt)
 	r.Note(fmt.Sprintf("%d I_AM_ALIVE checked", alive))
 	return nil
 }
@@ -206,6 +224,7 @@ func checkSelectionWaits(r *checker.Run) error {
 			}
 		}
 	}
+	r.Count(selections, 0)
 	r.Note(fmt.Sprintf("%d selections checked", selections))
 	return nil
 }
@@ -215,10 +234,13 @@ func checkSelectionWaits(r *checker.Run) error {
 // variant of the selection protocol ACKs I_AM_SELECTED.
 func (w *workload) checkVariant(r *checker.Run) error {
 	simple := []string{"PREPARE", "PREPARED", "COMMIT", "COMMIT_ACK", "ABORT", "STATUS"}
+	kinds := 0
+	defer func() { r.Count(kinds, 0) }()
 	for _, k := range slices.Sorted(maps.Keys(r.ByKind)) {
 		if r.ByKind[k].Sent == 0 {
 			continue
 		}
+		kinds++
 		switch {
 		case w.simple && !slices.Contains(simple, k):
 			return fmt.Errorf("the simple protocol sent %d %s", r.ByKind[k].Sent, k)
@@ -268,6 +290,7 @@ func checkAlreadyDone(r *checker.Run) error {
 			}
 		}
 	}
+	r.Count(gaveUp, 0)
 	r.Note(fmt.Sprintf("%d give-ups checked", gaveUp))
 	return nil
 }
@@ -335,6 +358,7 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 		}
 	}
 	r.Count(downs, exempt)
+	r.Note(fmt.Sprintf("%d step-downs checked, %d exempt (a crash in between)", downs, exempt))
 	return nil
 }
 
@@ -344,6 +368,7 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 // itself (I_AM_SELECTED). Runs with a fault are not judged (the note says which).
 func (w *workload) checkNoSuspicion(r *checker.Run) error {
 	if w.simple || !w.quiet {
+		r.Count(0, 1)
 		r.Note("not judged: the run has faults (or runs the simple protocol)")
 		return nil
 	}
@@ -352,6 +377,7 @@ func (w *workload) checkNoSuspicion(r *checker.Run) error {
 			return fmt.Errorf("%d %s sent in a run without faults: an observer suspected a live worker", c.Sent, kind)
 		}
 	}
+	r.Count(1, 0)
 	r.Note(fmt.Sprintf("judged: no fault, %d I_AM_ALIVE, no selection", r.ByKind["I_AM_ALIVE"].Sent))
 	return nil
 }
@@ -371,9 +397,12 @@ func (w *workload) checkP1(r *checker.Run) error {
 		byID[a.agent.ID] = a.agent
 	}
 	name := func(n sim.NodeID) string { return r.Final[n].Name }
+	commits := 0
+	defer func() { r.Count(commits, 0) }()
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Committed:
+			commits++
 			a, ok := byID[v.Stage.Agent]
 			if !ok {
 				return fmt.Errorf("commit of stage %v of an agent never launched", v.Stage)
@@ -430,11 +459,14 @@ func checkI1(r *checker.Run) error {
 	}
 	state := map[key]eo.OrchState{}
 	live := map[eo.StageID][]sim.NodeID{}
+	changes := 0
+	defer func() { r.Count(changes, 0) }()
 	for _, o := range r.History() {
 		v, ok := o.Value.(eo.OrchChange)
 		if !ok {
 			continue
 		}
+		changes++
 		state[key{v.Stage, v.Node}] = v.State
 		if v.State == eo.OrchUnknown {
 			live[v.Stage] = slices.DeleteFunc(live[v.Stage], func(n sim.NodeID) bool { return n == v.Node })
@@ -465,11 +497,14 @@ func checkAtomic(r *checker.Run) error {
 			committed[v.Tid] = o.Time
 		}
 	}
+	puts := 0
+	defer func() { r.Count(puts, 0) }()
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Committed:
 			stageDone[v.Stage] = true
 		case eo.PutChange:
+			puts++
 			at, ok := committed[v.Tid]
 			switch v.State {
 			case eo.PutCommitted:
@@ -507,7 +542,11 @@ func (w *workload) p2() checker.Property {
 			if err := w.checkEffects(r); err != nil {
 				return err
 			}
-			return lin.Check(r)
+			if err := lin.Check(r); err != nil {
+				return err
+			}
+			r.Count(len(checker.Values[eo.ResCall](r.History(), eo.ObsCall)), 0)
+			return nil
 		},
 	}
 }
@@ -638,6 +677,7 @@ const cleanupGrace = time.Second
 func (w *workload) checkP5(r *checker.Run) error {
 	agents, exempt := 0, 0
 	defer func() {
+		r.Count(agents, exempt)
 		r.Note(fmt.Sprintf("%d completed agents checked, %d leftovers exempt (waiting on nodes down for good or across a lasting partition or cut)", agents, exempt))
 	}()
 	cutEnd := map[string]bool{}

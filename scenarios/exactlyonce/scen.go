@@ -536,6 +536,26 @@ func swarmDraw(seed uint64, o *options) *faults.Params {
 	limits.MaxStep, limits.MaxDriftPPM = 50*time.Millisecond, 50_000
 	limits.MaxDown = (o.nodes - 1) / 2
 	limits.Permanent = 1
+	// Dimensions added later draw from a stream of their own, so every setting above
+	// stays what it was for a seed. Crash-sends: a crash may cut a call's broadcast
+	// short (PREPARE, COMMIT, VOTE, FORGET, I_AM_SELECTED reach some nodes only).
+	// Long partitions, on some seeds: each side selects its own worker and votes, so
+	// several orchestrators compete once it heals (COND_YES, HIGHER_PRIO, ties).
+	// Quiet seeds: no fault at all and links faster than I_AM_ALIVE, where EO-8
+	// promises that no observer suspects the worker.
+	r2 := sim.Stream(seed, "exactlyonce-swarm-2")
+	limits.CrashSendFrac = 0.5
+	if r2.Bernoulli(0.3) {
+		limits.MeanSplit = o.horizon / 3
+	}
+	if r2.Bernoulli(0.06) {
+		p := faults.DefaultParams(o.horizon)
+		p.Crashes, p.Partitions, p.Spikes = 0, 0, 0
+		if alive := time.Duration(float64(eo.DefaultTiming().Alive) * o.timescale); o.latMax >= alive {
+			o.latMin, o.latMax = 0, alive/2
+		}
+		return &p
+	}
 	p := faults.Swarm(seed, limits)
 	return &p
 }
