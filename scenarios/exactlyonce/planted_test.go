@@ -203,9 +203,11 @@ type plantedBug struct {
 func onMsg(kind string) func(sim.Input) bool {
 	return func(in sim.Input) bool { return in.Kind == sim.Receive && in.Msg.Kind() == kind }
 }
-func onTimerOf(kind string) func(sim.Input) bool { return func(in sim.Input) bool { return onTimer(in, kind) } }
-func onRestart(in sim.Input) bool                 { return in.Kind == sim.Restart }
-func anyInput(sim.Input) bool                     { return true }
+func onTimerOf(kind string) func(sim.Input) bool {
+	return func(in sim.Input) bool { return onTimer(in, kind) }
+}
+func onRestart(in sim.Input) bool { return in.Kind == sim.Restart }
+func anyInput(sim.Input) bool     { return true }
 
 // edits applies f to the calls whose input matches when.
 func edits(when func(sim.Input) bool, f func(c *call)) *editor {
@@ -430,7 +432,7 @@ var plantedBugs = []plantedBug{
 		model: "three-orchestrators", props: []string{PropSupport, PropCondYes, PropI1, PropP1}},
 	{rule: "EO-5 cond-yes convert", name: "cond-yes-never-converts",
 		policy: func(p *eo.Policy) { p.CondYesHolds = func(set, yes []sim.NodeID) bool { return len(set) == 0 } },
-		model: "three-nodes", props: []string{PropDecide}},
+		model:  "three-nodes", props: []string{PropDecide}},
 	{rule: "EO-5 ready", name: "ready-at-half",
 		policy: func(p *eo.Policy) {
 			p.Tally = func(t eo.Tally) eo.Outcome {
