@@ -191,6 +191,10 @@ var Portfolio = []model.Config{
 		Params: map[string]string{"selection": "protocol", "observers": "1", "crashes": "1"}},
 	{Name: "majority-selection-four", Help: "EO-8's majority-ACK variant in the even stage {n0,n1,n2,n3}, no crash",
 		Params: map[string]string{"selection": "protocol", "majority-select": "true", "observers": "3", "crashes": "0"}},
+	{Name: "retries", Help: "stage {n0,n1} without crashes, two stage transactions per node: a late UN_VOTE of a node's first transaction meets its second",
+		Params: map[string]string{"observers": "1", "attempts": "2", "crashes": "0"}},
+	{Name: "three-stages", Help: "stages {n0}, {n1,n2}, {n0} without crashes: stage 1's orchestrator stays Ready while its Put to n0 is prepared (INQUIRY and HIGHER_PRIO meet a Ready orchestrator)",
+		Params: map[string]string{"home": "separate", "observers": "1", "then": "n0", "crashes": "0"}},
 	{Name: "inquiry-rounds", Help: "stage {n0,n1} with a crash and two rounds of periodic re-sending per node (INQUIRY, VOTE, FORGET, COMMIT and STATUS repeated)",
 		Params: map[string]string{"observers": "1", "resends": "2"}},
 }

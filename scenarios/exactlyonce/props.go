@@ -426,6 +426,11 @@ func (w *workload) checkP1(r *checker.Run) error {
 			if v.Last != last {
 				return fmt.Errorf("stage %v committed with last=%v, itinerary has %d stages", v.Stage, v.Last, a.Itinerary.Len())
 			}
+			if !last {
+				if err := w.checkNext(a.Itinerary.Stages[v.Stage.Hop+1], v.Next); err != nil {
+					return fmt.Errorf("stage %v committed with next record %s: %w", v.Stage, nodeNames(r, v.Next), err)
+				}
+			}
 			s.next++
 			s.record = v.Next
 		case eo.Done:
@@ -437,6 +442,41 @@ func (w *workload) checkP1(r *checker.Run) error {
 				return fmt.Errorf("agent a%d completed twice", v.Agent)
 			}
 			s.done = true
+		}
+	}
+	return nil
+}
+
+// checkNext checks the record a stage transaction Put (EO-1, EO-2): the next stage's
+// highest-priority node alone in the simple protocol; in the extended one, its
+// itinerary nodes, every one with static-next, else at least a majority of them (paper
+// §3 fn. 4: suspected nodes may be left out), in priority order.
+func (w *workload) checkNext(st eo.Stage, next []sim.NodeID) error {
+	rec := make([]sim.NodeID, 0, len(st.Nodes))
+	for _, sn := range slices.SortedFunc(slices.Values(st.Nodes), func(a, b eo.StageNode) int { return int(a.Rank - b.Rank) }) {
+		rec = append(rec, sn.Node)
+	}
+	switch {
+	case w.simple:
+		if len(next) != 1 || next[0] != rec[0] {
+			return fmt.Errorf("the simple protocol Puts to the highest-priority node only")
+		}
+	case w.static:
+		if !slices.Equal(next, rec) {
+			return fmt.Errorf("static-next Puts to every node of the stage")
+		}
+	default:
+		if len(next) < len(rec)/2+1 {
+			return fmt.Errorf("fewer than a majority of the stage's %d nodes", len(rec))
+		}
+		i := 0
+		for _, n := range next {
+			for i < len(rec) && rec[i] != n {
+				i++
+			}
+			if i == len(rec) {
+				return fmt.Errorf("not a sub-list of the stage's nodes in priority order")
+			}
 		}
 	}
 	return nil
