@@ -33,11 +33,24 @@ import (
 //	EO-P5   always: a crash-free end state after completion (nothing in flight, no
 //	        timer, every node up) holds no record of the agent (stable storage);
 //	        with a witness that such end states are reached
+//	EO-5    always: an orchestrator decides as soon as its votes do (a COND_YES whose
+//	        set all said YES counts, a majority with its own vote is Ready, half NO
+//	        or its own NO gives up: an even stage's tie too), read from the nodes
+//	EO-5    always: a Ready or Committed orchestrator stands on a majority of YES
+//	        votes, as the voters' stable OrchSets show (a COND_YES(S) counts once all
+//	        of S did), before any FORGET
+//	EO-5    always: a COND_YES counts only once its whole set voted YES (where a
+//	        COND_YES can exist)
+//	EO-7    always: a voter holding votes has its INQUIRY timer pending, unless its
+//	        re-send rounds are spent (not with -p recovery=false)
 //	done    sometimes: the agent completes (the search reaches the protocol's goal)
-//	compete sometimes: a voter answers COND_YES (two orchestrators competed)
+//	compete sometimes: a voter answers COND_YES (two orchestrators competed; asked
+//	        only where one can: three stage nodes and a second orchestrator)
 //
-// The defaults are explored exhaustively (4,077,594 distinct states; the number is
-// pinned in model_test.go). Bounds and abstractions, each a parameter:
+// Every invariant says in which states it is about something (Property.When), so a
+// coverage report tells an invariant that judged nothing. The defaults are explored
+// exhaustively (4,077,594 distinct states; the number is pinned in model_test.go).
+// Bounds and abstractions, each a parameter:
 //
 //   - attempts=1: a node begins at most one stage transaction, and selects itself at
 //     most once, per stage (Config.MaxAttempts; counted in stable storage, so a
@@ -49,10 +62,16 @@ import (
 //     of logged decisions) and first transmissions are not bounded. Re-sends exist
 //     for lost messages, and in this model a message is lost only when its receiver
 //     crashes; safety cannot depend on a message being sent twice.
-//   - inflight=4: states with more than 4 messages in flight are checked but not
-//     expanded (a state constraint, like TLC's). 4 is the least value that lets the
-//     crash-free run complete: stage 0's COMMITs and stage 1's VOTEs are in flight
-//     together.
+//   - inflight=auto: states with more messages in flight than twice the observers
+//     (at least 4; one more with a third stage) are checked but not expanded (a state
+//     constraint, like TLC's): the least that lets the crash-free run complete, since
+//     stage 0's COMMITs and stage 1's VOTEs are in flight together.
+//   - selectors=auto: every observer may select itself in a stage of up to three
+//     nodes; in a larger one only the lowest-priority node (two orchestrators
+//     compete), unless the parameter names them.
+//   - recovery=auto: without crashes in a stage of four nodes or more, the STATUS and
+//     INQUIRY timers are not armed (Config.NoRecoveryTimers: crash-free, they only ask
+//     again, and firing at any moment they cost a hundredfold in states).
 //   - selection=abstract: the selection protocol (EO-8) is replaced by its weakest
 //     form, an observer may become a worker at any time (paper §3: "each observer
 //     ... could select itself"). It allows every behaviour the real selection
@@ -60,7 +79,12 @@ import (
 //     -p selection=protocol checks EO-8 itself (a far larger space).
 //
 // Raising a bound enlarges the space quickly: with crashes=0, the defaults give
-// 242,468 states, attempts=2 or resends=1 more than 2 million (not finished).
+// 242,468 states, attempts=2 or resends=1 more than 2 million (not finished). The
+// portfolio (Portfolio) picks small configurations that between them reach every
+// rule the swarm does not: even and odd stages, four-node stages with two and three
+// orchestrators, the real selection protocol in both variants, crash-recovery with
+// crashes part-way through a broadcast (midsend), a third stage (then) and a second
+// transaction per node.
 
 // ModelParams are the parameters of the "exactlyonce" model.
 var ModelParams = []model.Param{
@@ -166,8 +190,9 @@ func modelOptions(p *model.Params) (ModelOptions, error) {
 // Portfolio is what `simrun check exactlyonce` runs with no -p: configurations that
 // together with the default swarm (exactlyonce/swarm, seeds 1-2000) reach every rule
 // of the protocol's rule map, each exhaustive within its bounds in well under a minute
-// on one core (BFS). The states and seconds of each are in the scenario package's
-// tests (TestPortfolio).
+// on one core (BFS). TestCoverage checks that every one passes and that with the
+// swarm they reach every rule; TestPlantedBugsCaught, that one-line bugs of the rules
+// the model reaches best are caught by them.
 var Portfolio = []model.Config{
 	{Name: "three-nodes", Help: "stage {n0,n1,n2}, no crash: two or three orchestrators compete (NO, COND_YES, HIGHER_PRIO, UN_VOTE)",
 		Params: map[string]string{"crashes": "0"}},

@@ -301,6 +301,22 @@ var plantedBugs = []plantedBug{
 			}
 		},
 		swarm: 2000, props: []string{PropAskAll}},
+	{rule: "EO-8 top", name: "top-asks-the-others",
+		policy: func(p *eo.Policy) {
+			p.Ask = func(rec eo.StageRecord, self sim.NodeID) []sim.NodeID {
+				if h := eo.HigherNodes(rec, self); len(h) > 0 {
+					return h
+				}
+				var out []sim.NodeID
+				for _, n := range rec.NodeIDs() {
+					if n != self {
+						out = append(out, n)
+					}
+				}
+				return out
+			}
+		},
+		swarm: 2000, props: []string{PropAskAll}},
 	// EO-8 an answered selection waits for the new worker.
 	{rule: "EO-8 answered", name: "ignores-i-am-there",
 		edit:  &editor{ignore: ignoreMsg("I_AM_THERE")},
@@ -327,6 +343,34 @@ var plantedBugs = []plantedBug{
 			}
 		},
 		swarm: 2000, props: []string{PropP1}},
+	{rule: "EO-2 put all suspected", name: "put-minority",
+		policy: func(p *eo.Policy) {
+			p.PutTargets = func(q eo.PutQuery) []eo.StageNode {
+				if q.Simple || q.Static || len(q.Suspects) == 0 {
+					return eo.ChoosePutTargets(q)
+				}
+				var keep []eo.StageNode
+				for _, sn := range q.Next {
+					if !slices.Contains(q.Suspects, sn.Node) {
+						keep = append(keep, sn)
+					}
+				}
+				if len(keep) == 0 {
+					return q.Next
+				}
+				return keep // even when no majority of the stage remains
+			}
+		},
+		swarm: 2000, props: []string{PropP1}},
+	{rule: "EO-2 put", name: "put-misses-one", edit: edits(anyInput, func(c *call) {
+		for i := len(c.sends) - 1; i >= 0; i-- {
+			if c.sends[i].Msg.Kind() == "PREPARE" {
+				c.sends = slices.Delete(c.sends, i, i+1)
+				return
+			}
+		}
+	}),
+		swarm: 2000, props: []string{PropP3}},
 
 	// EO-3 transaction manager.
 	{rule: "EO-3 commit", name: "no-commit-log", edit: noWrites(anyInput, "c/"),

@@ -1,14 +1,17 @@
 // Package eoscen registers the exactly-once mobile agent scenarios (names starting
-// "exactlyonce/"), their properties (EO-P1, EO-P2 with porcupine, EO-P3, EO-P5,
-// EO-I1, the atomicity of stage transactions of EO-2/EO-3, EO-8's "no selection
-// without a fault", "only a worker sends I_AM_ALIVE" and "a selection waits for the
-// higher-priority nodes' answers", EO-5's "a Ready orchestrator does not give up",
-// EO-5/EO-8's "a worker steps down only for a higher priority or a Ready
-// orchestrator" and EO-1/EO-8's "only the variant's messages", all in props.go;
-// voter-crash adds its own EO-7
-// property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
-// model-checker configuration "exactlyonce". The protocol is in
-// github.com/simrun-dev/simrun/protocols/exactlyonce.
+// "exactlyonce/"), their properties (EO-P1 with the records the stages Put, EO-P2
+// with porcupine, EO-P3, EO-P5, EO-I1, the atomicity of stage transactions of
+// EO-2/EO-3, EO-8's "no selection without a fault", "only a worker sends
+// I_AM_ALIVE" and "a selection waits for the higher-priority nodes' answers", EO-5's
+// "a Ready orchestrator does not give up", EO-5/EO-8's "a worker steps down only for
+// a higher priority or a Ready orchestrator" and EO-1/EO-8's "only the variant's
+// messages", in props.go; EO-7's "a voter repeats INQUIRY while it holds a vote" and
+// EO-8's "a selection asks every higher-priority stage node" and "a node a
+// higher-priority node answered does not select itself", which read the periods,
+// latencies and fault plan, in props_timed.go; voter-crash adds its own EO-7
+// property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking", the
+// model "exactlyonce" with its check portfolio (model.go), and the -p bug= variants
+// (bugs.go). The protocol is in github.com/simrun-dev/simrun/protocols/exactlyonce.
 //
 // Every scenario takes the same parameters (see Params); they differ in their default
 // itinerary and fault plan. The workload launches agents at their home nodes, spaced
