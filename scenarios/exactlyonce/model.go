@@ -547,12 +547,7 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 					}
 					return false
 				})
-			}).When(func(s *model.State) bool {
-				return anyNode(s, func(i sim.NodeID) bool {
-					n, ok := s.Node(i).(inspector)
-					return ok && slices.ContainsFunc(n.Tallies(), func(v eo.Voting) bool { return len(v.Cond) > 0 })
-				})
-			}),
+			}).When(func(s *model.State) bool { return ghost(s).CondYes }), // a COND_YES was given
 			model.Sometimes(WitnessCondYes, func(s *model.State) bool { return ghost(s).CondYes }))
 	}
 	if o.Pool {
