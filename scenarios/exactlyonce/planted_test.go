@@ -1,7 +1,6 @@
 package eoscen
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -581,12 +580,29 @@ var plantedBugs = []plantedBug{
 		}
 	}),
 		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-6 forget resend", name: "forget-once", edit: noTimers(onTimerOf("fgt"), "fgt"),
+		swarm: 2000, props: []string{PropP5, PropP3}},
+	{rule: "EO-8 initial observer", name: "observer-never-monitors", edit: noTimers(onMsg("COMMIT"), "mon"),
+		swarm: 2000, props: []string{PropP3}, slow: true},
+	{rule: "EO-8 restart observer", name: "restart-never-monitors", edit: noTimers(onRestart, "mon"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-8 claim", name: "claim-once", edit: noTimers(onTimerOf("sel"), "sel"),
+		swarm: 2000, props: []string{PropP3}},
+	{rule: "EO-8 selected", name: "no-i-am-selected", edit: noSends(anyInput, "I_AM_SELECTED"),
+		swarm: 2000, props: []string{PropP3, PropNoSuspicion}},
+	{rule: "EO-3 commit resend", name: "commit-once", edit: noTimers(onTimerOf("cmt"), "cmt"),
+		swarm: 2000, props: []string{PropP3, PropP5}},
 	{rule: "EO-8 claim ack", name: "no-selected-ack", edit: noSends(anyInput, "SELECTED_ACK"),
 		swarm: 2000, props: []string{PropP3}},
 }
 
 // Every planted bug is caught by its detector, reported by one of its properties.
 func TestPlantedBugsCaught(t *testing.T) {
+	for _, b := range plantedBugs {
+		if !slices.ContainsFunc(sim.Rules("exactlyonce"), func(r sim.RuleInfo) bool { return r.Tag == b.rule && r.NoBranch == "" }) {
+			t.Errorf("planted bug %s: %q is no branched rule of the rule map", b.name, b.rule)
+		}
+	}
 	for _, b := range plantedBugs {
 		t.Run(b.rule+"/"+b.name, func(t *testing.T) {
 			if b.slow && testing.Short() {
@@ -611,7 +627,7 @@ func TestPlantedBugsCaught(t *testing.T) {
 			if !slices.Contains(b.props, prop) {
 				t.Fatalf("%s: seed %d: %s: %s; want one of %q", b.name, seed, prop, detail, b.props)
 			}
-			t.Log(fmt.Sprintf("swarm seed %d: %s (%s)", seed, prop, b.rule))
+			t.Logf("swarm seed %d: %s (%s)", seed, prop, b.rule)
 		})
 	}
 }
