@@ -370,6 +370,9 @@ func ModelSystem(o ModelOptions) (*model.Actors, error) {
 	}
 	route := "n0 | " + strings.Join(stage1, ",")
 	if o.Then != "" {
+		if !slices.Contains(names, o.Then) {
+			return nil, fmt.Errorf("parameter then: unknown node %q (nodes: %s)", o.Then, strings.Join(names, ", "))
+		}
 		route += " | " + o.Then
 	}
 	it, err := eo.ParseItinerary(route, names, pool)
