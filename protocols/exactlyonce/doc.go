@@ -13,14 +13,29 @@
 //
 // # Where the paper's rules live
 //
-//	EO-1 simple protocol (§2)               Config.Simple; tm.go (the same TM, one node per stage)
-//	EO-2 stage transaction (§3, Fig. 3)     tm.go: begin, putAndCommit, tmCommit
-//	EO-3 TM, XA-style RMs, crash-safe 2PC   tm.go (TM, queue manager), resource.go (resource RM), orch.go
-//	EO-4 stable state                       node.go (keys), orch.go (Unknown/Ready/Committed), voter.go (OrchSet)
-//	EO-5 voting phase 1                     voter.go voterOnVote; orch.go orchOnAnswer, orchHigherPrio
-//	EO-6 voting phase 2                     orch.go orchCommit, orchRollback; voter.go voterOnForget, voterOnUnVote
-//	EO-7 failure recovery (INQUIRY)         voter.go voterInquire; orch.go orchOnInquiry, orchRecover; node.go recover
-//	EO-8 selection (§5), majority variant   select.go; Config.MajoritySelect
+// rules.go is the rule map: a tag per case of every numbered rule of the digest
+// ("EO-5 cond-yes", "EO-5 tie", "EO-8 ask", ...), each marked with out.Cover where its
+// branch acts, and the rules without a branch of their own with the reason. By file:
+//
+//	EO-1 simple protocol (§2)       Config.Simple; tm.go (the same TM, one node per stage)
+//	EO-2 stage transaction (§3)     tm.go begin, putAndCommit, nextNodes, tmCommit
+//	EO-3 TM, XA RMs, crash-safe 2PC tm.go (TM, queue manager), resource.go (resource RM), orch.go
+//	EO-4 stable state               node.go (keys), orch.go (transaction state), voter.go (OrchSet)
+//	EO-5 voting phase 1             voter.go voterOnVote; orch.go orchOnAnswer, orchHigherPrio
+//	EO-6 voting phase 2             orch.go orchCommit, orchRollback; voter.go voterOnForget, voterOnUnVote
+//	EO-7 failure recovery           voter.go voterInquire; orch.go orchOnInquiry, orchRecover; node.go recover
+//	EO-8 selection (§5)             select.go; Config.MajoritySelect
+//
+// and the rules' decisions themselves in policy.go: ChoosePutTargets (EO-1, EO-2),
+// AnswerStatus (EO-3), DecideVote, CountVotes, CondYesHolds (EO-5), UnVoteMatches
+// (EO-6), AnswerInquiry (EO-7), HigherNodes (EO-8).
+//
+// Policy (policy.go) names the protocol's decision points as hooks — a voter's answer,
+// an orchestrator's tally and its conversion of COND_YES, the answers to INQUIRY and
+// STATUS, the Put targets, whom a selection asks, ... —, each nil for the rule as the
+// paper gives it (the exported function its comment names). Tests, and the scenario
+// package's -p bug= variants, plant broken variants through them; the protocol's code
+// holds no broken variant.
 //
 // Observations (observe.go) are what the checkers read; Inspect lists a node's stable
 // records without exposing the storage layout.
@@ -93,10 +108,11 @@
 //     collect a majority from the others. H's COND_YES({N}) votes then turn into YES
 //     through the local voter's earlier YES for H, so H and N are both Ready. The
 //     simulator's swarm found it (the seed that did no longer does: the swarm's
-//     draws changed since); Config.Bug = BugReadyWithoutOwnVote restores the literal
-//     rule, and the model checker finds the violation (pinned in the scenario
-//     package's model tests). The paper's own correctness argument assumes exactly this rule: a
-//     node's YES for a higher orchestrator certifies that its local orchestrator gave up.
+//     draws changed since); a Policy.Tally that ignores the own vote restores the
+//     literal rule (-p bug=ready-without-own-vote), and the model checker finds the
+//     violation (pinned in the scenario package's model tests). The paper's own
+//     correctness argument assumes exactly this rule: a node's YES for a higher
+//     orchestrator certifies that its local orchestrator gave up.
 //   - YES votes arriving after Ready are added to YesVotes (phase 2 must reach them). A
 //     (COND_)YES for a Tid the orchestrator no longer runs is answered at once as an
 //     INQUIRY would be.
@@ -135,14 +151,17 @@
 //
 // # Model checking
 //
-// Three Config fields exist for the model checker (scenario package, model
+// Five Config fields exist for the model checker (scenario package, model
 // "exactlyonce") and are off in every simulation: MaxAttempts bounds the stage
 // transactions and self-selections per node and stage, Resends the rounds of periodic
-// re-sending, and AbstractSelection replaces EO-8 by "an observer may become a worker
-// at any time". The bound counters live in stable storage, so a restart does not renew
-// them, and a retry or monitor timer that could only start what MaxAttempts forbids is
-// not armed (a pending no-op timer would double the states to explore without adding
-// a behaviour; this cut the crash-free model from 1.3 million states to 242,468).
+// re-sending, AbstractSelection replaces EO-8 by "an observer may become a worker at
+// any time", Selectors restricts which nodes may select themselves (fewer competing
+// orchestrators), and NoRecoveryTimers leaves out the STATUS and INQUIRY timers in
+// crash-free configurations (without a crash they only ask again). The bound counters
+// live in stable storage, so a restart does not renew them, and a retry or monitor
+// timer that could only start what MaxAttempts forbids is not armed (a pending no-op
+// timer would double the states to explore without adding a behaviour; this cut the
+// crash-free model from 1.3 million states to 242,468).
 // Maps of the node stay nil until first written, because the checker clones a node for
 // every step.
 //

@@ -1,6 +1,7 @@
 package exactlyonce
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/simrun-dev/simrun/sim"
@@ -29,8 +30,9 @@ type StableItem struct {
 	Kind StableKind
 	// Stage is the stage the record belongs to (zero for the counter and pools).
 	Stage StageID
-	// Orch is the orchestrator state (StableOrch only).
-	Orch OrchState
+	// Orch is the orchestrator state (StableOrch only), OrchTid its transaction.
+	Orch    OrchState
+	OrchTid Tid
 	// Waits lists the nodes whose answer the record is waiting for before it can go:
 	// voters that have not ACKed FORGET (Committed orchestrator), participants that
 	// have not ACKed COMMIT (commit record), the coordinator (prepared Put).
@@ -61,7 +63,7 @@ func Inspect(st *sim.Storage) []StableItem {
 		case []VoteEntry:
 			it.Kind, it.Stage, it.Votes = StableOrchSet, parseStageKey(k, preOrchSet), x
 		case orchRecord:
-			it.Kind, it.Stage, it.Orch = StableOrch, parseStageKey(k, preOrch), x.State
+			it.Kind, it.Stage, it.Orch, it.OrchTid = StableOrch, parseStageKey(k, preOrch), x.State, x.Tid
 			if x.State == OrchCommitted {
 				it.Waits = x.Pending
 			}
@@ -132,4 +134,71 @@ func (n *Node) OrphanTransaction() (StageID, bool) {
 
 func stageLess(a, b StageID) bool {
 	return a.Agent < b.Agent || (a.Agent == b.Agent && a.Hop < b.Hop)
+}
+
+// Voting is a stage transaction this node coordinates and its orchestrator's votes
+// (EO-5). For checkers.
+type Voting struct {
+	Stage   StageID
+	Tid     Tid
+	Record  StageRecord
+	Yes, No []sim.NodeID
+	// Cond lists the COND_YES votes not yet counted as YES.
+	Cond []CondVote
+	// Ready: the orchestrator is Ready (phase 1 is over; YesVotes still gains the
+	// voters phase 2 must reach).
+	Ready bool
+}
+
+// CondVote is a COND_YES(Set) of Voter an orchestrator holds.
+type CondVote struct {
+	Voter sim.NodeID
+	Set   []sim.NodeID
+}
+
+// VotingNow returns the node's transactions whose orchestrator still collects votes,
+// by stage. For checkers (the slices are copies).
+func (n *Node) VotingNow() []Voting {
+	return slices.DeleteFunc(n.Tallies(), func(v Voting) bool { return v.Ready })
+}
+
+// Tallies returns the node's transactions whose orchestrator collects votes or is
+// Ready, by stage. For checkers (the slices are copies).
+func (n *Node) Tallies() []Voting {
+	var out []Voting
+	for _, s := range sortedStages(n.txs) {
+		x := n.txs[s]
+		if x.orchVote < 0 || x.executing || n.cfg.Simple {
+			continue
+		}
+		v := Voting{Stage: s, Tid: x.tid, Record: x.rec, Yes: slices.Clone(x.yes), No: slices.Clone(x.no), Ready: x.orchVote > 0}
+		for _, c := range x.cond {
+			v.Cond = append(v.Cond, CondVote{Voter: c.voter, Set: slices.Clone(c.set)})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Coordinating returns how many stage transactions the node coordinates now.
+func (n *Node) Coordinating() int { return len(n.txs) }
+
+// MayResend reports whether Config.Resends leaves the node a round of periodic
+// re-sending (always, when unbounded). For checkers.
+func (n *Node) MayResend() bool {
+	return n.cfg.Resends == 0 || (n.cfg.Resends > 0 && n.resends < n.cfg.Resends)
+}
+
+// InquiryTimer is the timer of stage s's INQUIRY rounds (EO-7), for checkers that
+// look at a node's pending timers.
+func InquiryTimer(s StageID) sim.TimerID { return stageTimer(tInquiry, s) }
+
+// ActiveRecord returns stage s's record if the stage is Active in st (its record and
+// agent are in the input queue), for checkers.
+func ActiveRecord(st *sim.Storage, s StageID) (StageRecord, bool) {
+	v, ok := st.Peek(stageKey(preQueue, s))
+	if !ok {
+		return StageRecord{}, false
+	}
+	return v.(queueEntry).Record, true
 }

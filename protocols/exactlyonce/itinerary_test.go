@@ -65,16 +65,3 @@ func TestItineraryRanksAndRecord(t *testing.T) {
 		t.Fatalf("majority of 4 = %d, want 3", got)
 	}
 }
-
-// Every bug name parses back to its bug; an unknown name is a clear error.
-func TestBugNames(t *testing.T) {
-	for _, name := range BugNames() {
-		b, err := ParseBug(name)
-		if err != nil || b.String() != name {
-			t.Errorf("ParseBug(%q) = %v, %v", name, b, err)
-		}
-	}
-	if _, err := ParseBug("nope"); err == nil || !strings.Contains(err.Error(), "voter-ignores-orchset") {
-		t.Errorf("ParseBug(nope) = %v", err)
-	}
-}

@@ -73,77 +73,6 @@ func DefaultTiming() Timing {
 	}
 }
 
-// Bug selects a deliberately broken variant of the protocol. They exist so tests can
-// show that the checkers and the model checker catch the bug; never use one otherwise.
-type Bug uint8
-
-const (
-	// NoBug is the protocol as specified.
-	NoBug Bug = iota
-	// BugVoterIgnoresOrchSet: a voter answers every VOTE with YES (breaks EO-5).
-	BugVoterIgnoresOrchSet
-	// BugSkipUnVote: an orchestrator never sends UN_VOTE, neither when it gives up or
-	// aborts nor in answer to INQUIRY (breaks liveness: voters keep votes for
-	// orchestrators that gave up, and the stage can block for good).
-	BugSkipUnVote
-	// BugCondYesAsYes: an orchestrator counts COND_YES as YES at once (breaks EO-5).
-	BugCondYesAsYes
-	// BugNoLocalGiveUp: a voter on HIGHER_PRIO never asks its local orchestrator and
-	// answers as if it had given up (breaks EO-5: a Ready orchestrator loses its
-	// majority guarantee).
-	BugNoLocalGiveUp
-	// BugForgetBeforeCommit: participants activate a Put on PREPARE, not on COMMIT
-	// (breaks the atomicity of EO-2).
-	BugForgetBeforeCommit
-	// BugReadyWithoutOwnVote: the paper's rule taken literally — an orchestrator may
-	// become Ready with a majority that excludes its own node's voter (breaks EO-I1;
-	// see the package comment).
-	BugReadyWithoutOwnVote
-	// BugUnvoteNoTid: a voter's UN_VOTE removes the orchestrator's entry whatever
-	// its Tid, so a late UN_VOTE of an older transaction withdraws a newer vote
-	// (breaks EO-5/EO-6 once a node runs two transactions of a stage).
-	BugUnvoteNoTid
-	// BugStatusEarly: a coordinator answers STATUS with ABORT while the transaction
-	// is still in phase 1, and may commit it afterwards (breaks EO-2/EO-3 atomicity).
-	BugStatusEarly
-	// BugNoCommitLog: the coordinator does not write its commit record to stable
-	// storage, so a crash after the decision forgets it and presumed abort answers
-	// ABORT to a participant of a committed transaction (breaks EO-3).
-	BugNoCommitLog
-	// BugNoRestartInquiry: a restarted voter neither sends INQUIRY for the votes it
-	// holds nor arms its inquiry timer (breaks EO-7: a vote for an orchestrator that
-	// gave up while the voter was down is never withdrawn).
-	BugNoRestartInquiry
-)
-
-var bugNames = map[Bug]string{
-	NoBug: "none", BugVoterIgnoresOrchSet: "voter-ignores-orchset", BugSkipUnVote: "skip-unvote",
-	BugCondYesAsYes: "condyes-as-yes", BugNoLocalGiveUp: "no-local-giveup", BugForgetBeforeCommit: "put-on-prepare",
-	BugReadyWithoutOwnVote: "ready-without-own-vote", BugUnvoteNoTid: "unvote-no-tid", BugStatusEarly: "status-early",
-	BugNoCommitLog: "no-commit-log", BugNoRestartInquiry: "no-restart-inquiry",
-}
-
-func (b Bug) String() string { return bugNames[b] }
-
-// ParseBug reads a bug name ("none" or one of Bugs).
-func ParseBug(s string) (Bug, error) {
-	for b, n := range bugNames {
-		if n == s {
-			return b, nil
-		}
-	}
-	return NoBug, fmt.Errorf("unknown bug %q (one of %s)", s, strings.Join(BugNames(), ", "))
-}
-
-// BugNames lists the bug names, "none" first.
-func BugNames() []string {
-	out := make([]string, 0, len(bugNames))
-	for b := NoBug; int(b) < len(bugNames); b++ {
-		out = append(out, bugNames[b])
-	}
-	return out
-}
-
 // Config is shared, read-only configuration of every node of a system.
 type Config struct {
 	// Names are the node names (for messages in panics only).
@@ -182,6 +111,19 @@ type Config struct {
 	// may become a worker at any time, a superset of what the selection protocol
 	// allows, and the voting protocol alone must keep one commit per stage.
 	AbstractSelection bool
+	// Selectors, when set, lists the only nodes that may start a selection (model
+	// checking: the others observe and vote, their monitor is never armed, so fewer
+	// orchestrators compete; with AbstractSelection, fewer nodes may become
+	// workers). nil: every node. Off in every simulation.
+	Selectors []sim.NodeID
+	// NoRecoveryTimers, for model checking without crashes, arms neither an in-doubt
+	// participant's STATUS timer nor a voter's INQUIRY timer (EO-3, EO-7). Without a
+	// crash every message arrives: a coordinator always sends its outcome (COMMIT,
+	// or ABORT as a courtesy), and an orchestrator always withdraws the votes of a
+	// transaction it ends (UN_VOTE, at once for a vote that arrives late), so these
+	// timers only ask again — and, firing at any moment, multiply the interleavings
+	// to explore. Configurations with crashes check them. Off in every simulation.
+	NoRecoveryTimers bool
 	// Resends bounds, per node (counted in stable storage, like MaxAttempts), the
 	// rounds of periodic re-sending (a timer re-arming itself: I_AM_ALIVE, VOTE,
 	// INQUIRY, STATUS, COMMIT, FORGET, I_AM_SELECTED, and a selection starting over):
@@ -189,8 +131,9 @@ type Config struct {
 	// Re-sends exist for lost messages; the model checker bounds them to keep the
 	// state space finite (first transmissions are never bounded).
 	Resends int
-	// Bug selects a deliberately broken variant (tests only).
-	Bug Bug
+	// Policy holds the protocol's decision points; the zero Policy is the protocol
+	// as specified (tests plant broken variants through it, see Policy).
+	Policy Policy
 }
 
 // System returns one node spec per name, all sharing cfg.
@@ -365,7 +308,7 @@ func (n *Node) receive(from sim.NodeID, m sim.Message) {
 	case ForgetAck:
 		n.orchOnForgetAck(m)
 	case Inquiry:
-		n.orchOnInquiry(m)
+		n.orchOnInquiry(m, true)
 	// selection (EO-8)
 	case IAmAlive:
 		n.selOnAlive(from, m.Stage, false)
@@ -621,18 +564,22 @@ func (n *Node) recover(st sim.StableView) {
 	n.orchRecover()
 	// EO-3: in-doubt participants ask their coordinators.
 	for _, t := range sortedTids(n.prepared) {
+		n.out.Cover(ruleRecoverDoubt)
 		n.out.SetTimer(tidTimer(tStatus, t), 0)
 	}
 	// EO-7 (voter) and EO-8: every Active stage resumes; the node is an observer until
 	// the selection protocol says otherwise (the simple protocol has no observers: the
 	// node resumes as the stage's worker).
 	for _, s := range sortedStages(n.queue) {
-		if len(n.orchSet[s]) > 0 && n.cfg.Bug != BugNoRestartInquiry {
+		if len(n.orchSet[s]) > 0 && n.cfg.Policy.inquiresAtRestart(s) {
+			n.out.Cover(ruleRecoverVoter)
 			n.voterInquire(s, false)
 		}
 		if n.cfg.Simple {
+			n.out.Cover(ruleSimpleResume)
 			n.becomeWorker(s, false)
 		} else {
+			n.out.Cover(ruleRestartObserver)
 			n.becomeObserver(s)
 		}
 	}

@@ -22,6 +22,7 @@ const (
 // orchPrepare is rm_prepare at the orchestrator: phase 1 of the voting protocol
 // begins (EO-5). VOTE goes to every voter of the stage, this node's included.
 func (n *Node) orchPrepare(x *tx) {
+	n.out.Cover(ruleVote)
 	for _, v := range x.rec.NodeIDs() {
 		n.send(v, Vote{Stage: x.stage, Tid: x.tid, Orch: n.id})
 	}
@@ -37,6 +38,7 @@ func (n *Node) orchOnVoteTimer(s StageID) {
 	if x == nil || x.orchVote != 0 {
 		return
 	}
+	n.out.Cover(ruleVoteResend)
 	for _, v := range x.rec.NodeIDs() {
 		if !slices.Contains(x.yes, v) && !slices.Contains(x.no, v) {
 			n.send(v, Vote{Stage: s, Tid: x.tid, Orch: n.id})
@@ -52,7 +54,8 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 		// A vote for a transaction this orchestrator no longer runs. Answer it as the
 		// voter's INQUIRY would be answered (EO-7), at once.
 		if a != ansNo {
-			n.orchOnInquiry(Inquiry{Stage: s, Tid: t, Voter: voter})
+			n.out.Cover(ruleStaleAnswer)
+			n.orchOnInquiry(Inquiry{Stage: s, Tid: t, Voter: voter}, false)
 		}
 		return
 	}
@@ -60,6 +63,7 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 	if x.orchVote != 0 {
 		// Ready already. Keep later yes votes so phase 2 reaches those voters too.
 		if a == ansYes {
+			n.out.Cover(ruleLateYes)
 			x.yes = addNode(x.yes, voter)
 		} else if a == ansCond && !slices.Contains(x.yes, voter) {
 			x.cond = setCond(x.cond, voter, set)
@@ -83,10 +87,6 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 		if slices.Contains(x.yes, voter) || slices.Contains(x.no, voter) {
 			return
 		}
-		if n.cfg.Bug == BugCondYesAsYes {
-			x.yes = addNode(x.yes, voter)
-			break
-		}
 		x.cond = setCond(x.cond, voter, set)
 	}
 	// EO-5: a COND_YES(V, S) becomes a YES once every node of S is in YesVotes;
@@ -94,7 +94,8 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 	for changed := true; changed; {
 		changed = false
 		for i, c := range x.cond {
-			if subset(c.set, x.yes) {
+			if n.cfg.Policy.condYesHolds(c.set, x.yes) {
+				n.out.Cover(ruleCondConvert)
 				x.yes = addNode(x.yes, c.voter)
 				x.cond = slices.Delete(slices.Clone(x.cond), i, i+1)
 				changed = true
@@ -102,29 +103,33 @@ func (n *Node) orchOnAnswer(s StageID, t Tid, voter sim.NodeID, a answer, set []
 			}
 		}
 	}
+	if a == ansCond && slices.ContainsFunc(x.cond, func(c condVote) bool { return c.voter == voter }) {
+		n.out.Cover(ruleCondWait)
+		if slices.ContainsFunc(set, func(v sim.NodeID) bool { return slices.Contains(x.yes, v) }) {
+			n.out.Cover(ruleCondPartial) // some of its set voted YES, not all
+		}
+	}
 	// The majority must include this node's own voter (see the package comment: the
 	// paper's COND_YES conversion relies on a node's voter voting yes for a
 	// higher-priority orchestrator only once its local orchestrator cannot become
 	// Ready; an orchestrator Ready without its own voter breaks that).
-	own := n.cfg.Bug == BugReadyWithoutOwnVote || slices.Contains(x.yes, n.id)
-	ownNo := n.cfg.Bug != BugReadyWithoutOwnVote && slices.Contains(x.no, n.id)
-	switch {
-	case len(x.yes) >= x.rec.Majority() && own:
+	switch n.cfg.Policy.tally(Tally{Record: x.rec, Self: n.id, Yes: x.yes, No: x.no}) {
+	case Ready:
+		n.out.Cover(ruleReady)
 		n.orchReady(x)
-	case 2*len(x.no) >= len(x.rec.Nodes) || ownNo:
+	case Impossible:
 		// EO-5: a majority became impossible (at least half voted NO, or this node's
 		// own voter, which holds a vote for a higher-priority orchestrator).
+		switch {
+		case 2*len(x.no) > len(x.rec.Nodes):
+			n.out.Cover(ruleImpossible)
+		case 2*len(x.no) == len(x.rec.Nodes):
+			n.out.Cover(ruleTie)
+		default:
+			n.out.Cover(ruleOwnNo)
+		}
 		n.orchGiveUp(x, abortOrchNo)
 	}
-}
-
-func subset(a, b []sim.NodeID) bool {
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
 }
 
 func setCond(cs []condVote, v sim.NodeID, set []sim.NodeID) []condVote {
@@ -174,6 +179,7 @@ func (n *Node) orchUnVote(x *tx) {
 // (unless the orchestrator itself gave up and did so already).
 func (n *Node) orchRollback(x *tx) {
 	if o := n.orch[x.stage]; o != nil && o.State == OrchReady && o.Tid == x.tid {
+		n.out.Cover(ruleRollback)
 		del(n, ownOrch, &n.orch, x.stage)
 		n.storeOrch(x.stage)
 		n.out.Observe(ObsOrch, OrchChange{Stage: x.stage, Node: n.id, Tid: x.tid, State: OrchUnknown})
@@ -187,6 +193,7 @@ func (n *Node) orchRollback(x *tx) {
 // orchCommit is rm_commit (EO-6): atomically Committed (and rm_ack), then FORGET to
 // every voter of the stage, re-sent until each ACKs.
 func (n *Node) orchCommit(x *tx) {
+	n.out.Cover(ruleForgetSend)
 	o := &orchRecord{State: OrchCommitted, Tid: x.tid, Pending: x.rec.NodeIDs()}
 	put(n, ownOrch, &n.orch, x.stage, o)
 	n.storeOrch(x.stage)
@@ -210,6 +217,7 @@ func (n *Node) orchOnForgetAck(m ForgetAck) {
 		n.storeOrch(m.Stage)
 		return
 	}
+	n.out.Cover(ruleForgetDone)
 	del(n, ownOrch, &n.orch, m.Stage)
 	n.storeOrch(m.Stage)
 	n.out.CancelTimer(stageTimer(tForget, m.Stage))
@@ -221,6 +229,7 @@ func (n *Node) orchOnForgetTimer(s StageID) {
 	if o == nil || o.State != OrchCommitted {
 		return
 	}
+	n.out.Cover(ruleForgetResend)
 	for _, v := range o.Pending {
 		n.send(v, Forget{Stage: s, Orch: n.id})
 	}
@@ -229,26 +238,38 @@ func (n *Node) orchOnForgetTimer(s StageID) {
 
 // orchOnInquiry answers a voter's INQUIRY (EO-7): Committed → FORGET; Ready with the
 // voter's Tid → add it to YesVotes; voting still running for that Tid → ignore; no
-// transaction with that Tid → UN_VOTE.
-func (n *Node) orchOnInquiry(m Inquiry) {
-	s := m.Stage
-	if o := n.orch[s]; o != nil && o.State == OrchCommitted {
-		n.send(m.Voter, Forget{Stage: s, Orch: n.id})
-		return
+// transaction with that Tid → UN_VOTE. asked is false when a stale vote, not an
+// INQUIRY, is answered this way (orchOnAnswer).
+func (n *Node) orchOnInquiry(m Inquiry, asked bool) {
+	cover := func(r sim.Rule) {
+		if asked {
+			n.out.Cover(r)
+		}
 	}
-	if x := n.txs[s]; x != nil && x.tid == m.Tid {
-		if x.orchVote > 0 {
-			x = n.txW(s)
+	s := m.Stage
+	o, x := n.orch[s], n.txs[s]
+	q := InquiryQuery{Stage: s, Tid: m.Tid, Committed: o != nil && o.State == OrchCommitted,
+		Running: x != nil && x.tid == m.Tid, Ready: x != nil && x.tid == m.Tid && x.orchVote > 0}
+	switch n.cfg.Policy.inquiry(q) {
+	case InquiryForget:
+		cover(ruleInquiryCommitted)
+		n.send(m.Voter, Forget{Stage: s, Orch: n.id})
+	case InquiryJoin:
+		cover(ruleInquiryReady)
+		if x := n.txW(s); x != nil {
 			x.yes = addNode(x.yes, m.Voter)
 		}
-		return
+	case InquiryIgnore:
+		cover(ruleInquiryRunning)
+	case InquiryUnVote:
+		cover(ruleInquiryUnknown)
+		n.sendUnVote(m.Voter, s, m.Tid)
 	}
-	n.sendUnVote(m.Voter, s, m.Tid)
 }
 
 // sendUnVote sends UN_VOTE(stage, t) to voter v (and records it for the checkers).
 func (n *Node) sendUnVote(v sim.NodeID, s StageID, t Tid) {
-	if n.cfg.Bug == BugSkipUnVote {
+	if !n.cfg.Policy.withdrawsVote(v, s, t) {
 		return
 	}
 	n.send(v, UnVote{Stage: s, Tid: t, Orch: n.id})
@@ -264,6 +285,7 @@ func (n *Node) orchHigherPrio(s StageID) bool {
 		return true
 	}
 	if x := n.txW(s); x != nil {
+		n.out.Cover(ruleHigherPrioOut)
 		n.orchGiveUp(x, abortGaveUp)
 	}
 	n.becomeObserver(s)
@@ -275,6 +297,7 @@ func (n *Node) orchHigherPrio(s StageID) bool {
 // needed, every voter forgets the stage.
 func (n *Node) orchGiveUpLocal(s StageID) {
 	if x := n.txW(s); x != nil {
+		n.out.Cover(ruleGiveUp)
 		x.orchVote = -1
 		x.yes, x.cond, x.no = nil, nil, nil
 		if o := n.orch[s]; o != nil && o.State == OrchReady && o.Tid == x.tid {
@@ -297,6 +320,7 @@ func (n *Node) orchRecover() {
 		o := n.orch[s]
 		switch o.State {
 		case OrchReady:
+			n.out.Cover(ruleRecoverReady)
 			del(n, ownOrch, &n.orch, s)
 			n.storeOrch(s)
 			n.out.Observe(ObsOrch, OrchChange{Stage: s, Node: n.id, Tid: o.Tid, State: OrchUnknown})
@@ -304,6 +328,7 @@ func (n *Node) orchRecover() {
 				n.sendUnVote(v, s, o.Tid)
 			}
 		case OrchCommitted:
+			n.out.Cover(ruleRecoverCommitted)
 			n.orchOnForgetTimer(s)
 		}
 	}

@@ -103,6 +103,7 @@ func (n *Node) resUnlock(pool string, t Tid) {
 		s := n.waiters[pool][0]
 		put(n, ownWaiters, &n.waiters, pool, n.waiters[pool][1:])
 		if n.maybeBegin(s) {
+			n.out.Cover(ruleLockHandoff)
 			break
 		}
 	}

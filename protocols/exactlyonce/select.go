@@ -71,7 +71,8 @@ func (n *Node) becomeObserver(s StageID) {
 	// Under Config.MaxAttempts an observer that may not select itself again — or, with
 	// AbstractSelection, whose selection could not begin a transaction — arms no
 	// monitor: its firing would change nothing.
-	if !n.bound(n.selections, s) && !(n.cfg.AbstractSelection && n.bound(n.attempts, s)) {
+	if !n.bound(n.selections, s) && !(n.cfg.AbstractSelection && n.bound(n.attempts, s)) &&
+		(n.cfg.Selectors == nil || slices.Contains(n.cfg.Selectors, n.id)) {
 		n.out.SetTimer(stageTimer(tMonitor, s), n.cfg.Timing.Monitor)
 	}
 }
@@ -99,6 +100,7 @@ func (n *Node) selOnAliveTimer(s StageID) {
 	if e == nil || sl == nil || sl.role != RoleWorker {
 		return
 	}
+	n.out.Cover(ruleAlive)
 	n.selBroadcast(e.Record, IAmAlive{Stage: s})
 	n.rearm(stageTimer(tAlive, s), n.cfg.Timing.Alive)
 }
@@ -115,22 +117,30 @@ func (n *Node) selOnAlive(from sim.NodeID, s StageID, selected bool) {
 	case RoleWorker:
 		// EO-8: a competing worker of higher priority: HIGHER_PRIO to the local
 		// orchestrator; on GAVE_UP this node becomes an observer.
-		if !higher || n.orchHigherPrio(s) {
+		if !higher {
 			return
 		}
+		if n.orchHigherPrio(s) {
+			n.out.Cover(ruleStayWorker) // ALREADY_DONE
+			return
+		}
+		n.out.Cover(ruleStepDown)
 	case RoleClaiming:
 		// Majority variant: only a higher-priority I_AM_SELECTED (or a live
 		// higher-priority worker) ends the claim.
 		if !higher {
 			return
 		}
+		n.out.Cover(ruleClaimYield)
 		n.becomeObserver(s)
 	default:
 		// An observer (also one in the middle of a selection) monitors the worker it
 		// hears from.
+		n.out.Cover(ruleMonitor)
 		n.becomeObserver(s)
 	}
 	if ack {
+		n.out.Cover(ruleClaimAck)
 		n.send(from, SelectedAck{Stage: s})
 	}
 }
@@ -151,6 +161,7 @@ func (n *Node) selOnMonitorTimeout(s StageID) {
 		n.becomeWorker(s, true)
 		return
 	}
+	n.out.Cover(ruleSuspect)
 	n.selStart(s)
 }
 
@@ -169,17 +180,16 @@ func (n *Node) selStart(s StageID) {
 		put(n, ownSelections, &n.selections, s, n.selections[s]+1)
 		n.storeBounds()
 	}
-	sent := false
-	for _, sn := range e.Record.Nodes {
-		if e.Record.Higher(sn.Node, n.id) {
-			n.send(sn.Node, AreYouThere{Stage: s})
-			sent = true
-		}
+	ask := n.cfg.Policy.ask(e.Record, n.id)
+	for _, h := range ask {
+		n.send(h, AreYouThere{Stage: s})
 	}
-	if !sent {
+	if len(ask) == 0 {
+		n.out.Cover(ruleTop)
 		n.selSelected(s)
 		return
 	}
+	n.out.Cover(ruleAsk)
 	sl = n.selW()[s]
 	sl.role = RoleSelecting
 	n.out.CancelTimer(stageTimer(tMonitor, s))
@@ -196,9 +206,11 @@ func (n *Node) selSelected(s StageID) {
 	}
 	n.selBroadcast(e.Record, IAmSelected{Stage: s})
 	if !n.cfg.MajoritySelect {
+		n.out.Cover(ruleSelected)
 		n.becomeWorker(s, true)
 		return
 	}
+	n.out.Cover(ruleClaim)
 	sl = n.selW()[s]
 	sl.role = RoleClaiming
 	sl.acks = []sim.NodeID{n.id}
@@ -210,6 +222,7 @@ func (n *Node) selSelected(s StageID) {
 func (n *Node) selCheckClaim(s StageID) {
 	e, sl := n.queue[s], n.sel[s]
 	if sl.role == RoleClaiming && len(sl.acks) >= e.Record.Majority() {
+		n.out.Cover(ruleClaimWon)
 		n.becomeWorker(s, true)
 	}
 }
@@ -229,12 +242,15 @@ func (n *Node) selOnSelectTimer(s StageID) {
 	}
 	switch sl.role {
 	case RoleSelecting: // no I_AM_THERE in time: selected
+		n.out.Cover(ruleNoAnswer)
 		n.selSelected(s)
 	case RoleWaiting: // the announced new worker never showed up: start over
 		if n.spend() {
+			n.out.Cover(ruleWaitOver)
 			n.selStart(s)
 		}
 	case RoleClaiming:
+		n.out.Cover(ruleClaim)
 		for _, sn := range e.Record.Nodes {
 			if sn.Node != n.id && !slices.Contains(sl.acks, sn.Node) {
 				n.send(sn.Node, IAmSelected{Stage: s})
@@ -246,6 +262,7 @@ func (n *Node) selOnSelectTimer(s StageID) {
 
 func (n *Node) selOnIAmThere(s StageID) {
 	if sl := n.sel[s]; sl != nil && sl.role == RoleSelecting {
+		n.out.Cover(ruleAnswered)
 		sl = n.selW()[s]
 		sl.role = RoleWaiting
 		n.out.SetTimer(stageTimer(tSelect, s), n.cfg.Timing.SelectedWait)
@@ -261,10 +278,12 @@ func (n *Node) selOnAreYouThere(from sim.NodeID, s StageID) {
 	e := n.queue[s]
 	if e == nil {
 		if o := n.orch[s]; o != nil && o.State == OrchCommitted {
+			n.out.Cover(ruleThereCommitted)
 			n.send(from, IAmThere{Stage: s})
 		}
 		return
 	}
+	n.out.Cover(ruleThere)
 	n.send(from, IAmThere{Stage: s})
 	sl := n.sel[s]
 	if sl == nil {
@@ -272,8 +291,10 @@ func (n *Node) selOnAreYouThere(from sim.NodeID, s StageID) {
 	}
 	switch {
 	case sl.role == RoleWorker:
+		n.out.Cover(ruleThereAlive)
 		n.send(from, IAmAlive{Stage: s})
 	case sl.role == RoleObserver && n.now.Sub(sl.lastHeard) > 2*n.cfg.Timing.Alive:
+		n.out.Cover(ruleThereTakeover)
 		n.selStart(s)
 	}
 }

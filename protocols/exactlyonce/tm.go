@@ -114,6 +114,7 @@ func (n *Node) maybeBegin(s StageID) bool {
 	pool := e.Agent.Itinerary.Stages[s.Hop].Pool
 	if pool != "" {
 		if _, locked := n.locks[pool]; locked {
+			n.out.Cover(ruleLockWait)
 			if !slices.Contains(n.waiters[pool], s) {
 				put(n, ownWaiters, &n.waiters, pool, append(slices.Clone(n.waiters[pool]), s))
 			}
@@ -127,6 +128,7 @@ func (n *Node) maybeBegin(s StageID) bool {
 // begin runs a stage transaction (EO-2): Begin_Transaction; Get(Agent);
 // Execute(Agent); Put(Agent, StageRecord) to all nodes of the next stage; Commit.
 func (n *Node) begin(s StageID, e *queueEntry, pool string) {
+	n.out.Cover(ruleBegin)
 	put(n, ownAttempts, &n.attempts, s, n.attempts[s]+1)
 	n.storeBounds()
 	n.seq++
@@ -170,7 +172,10 @@ func (n *Node) tmOnExecDone(s StageID) {
 // every next-stage node, then Commit (phase 1 of 2PC, EO-3).
 func (n *Node) putAndCommit(x *tx) {
 	s := x.stage
-	if !x.last {
+	if x.last {
+		n.out.Cover(ruleLast)
+	} else {
+		n.out.Cover(rulePutAll)
 		x.next = makeRecord(StageID{Agent: s.Agent, Hop: s.Hop + 1}, n.nextNodes(s, x.agent))
 		for _, p := range x.next.NodeIDs() {
 			if p == n.id {
@@ -183,33 +188,28 @@ func (n *Node) putAndCommit(x *tx) {
 	n.tmPrepare(x, x.res)
 }
 
-// nextNodes chooses the Put targets for the stage after s (EO-2; paper §3 fn. 4).
+// nextNodes chooses the Put targets for the stage after s (EO-1, EO-2; paper §3 fn. 4).
 func (n *Node) nextNodes(s StageID, a Agent) []StageNode {
 	all := a.Itinerary.Stages[s.Hop+1].Nodes
-	if n.cfg.Simple {
-		// EO-1: the simple protocol hands the agent to one node per stage: the
-		// highest-priority one.
-		best := all[0]
-		for _, sn := range all[1:] {
-			if sn.Rank < best.Rank {
-				best = sn
+	q := PutQuery{Next: all, Simple: n.cfg.Simple, Static: n.cfg.StaticNext}
+	if len(n.suspects) > 0 {
+		for _, sn := range all {
+			if n.suspects[sn.Node] {
+				q.Suspects = append(q.Suspects, sn.Node)
 			}
 		}
-		return []StageNode{best}
+		slices.Sort(q.Suspects)
 	}
-	if n.cfg.StaticNext || len(n.suspects) == 0 {
-		return all
+	got := n.cfg.Policy.putTargets(q)
+	switch {
+	case n.cfg.Simple:
+		n.out.Cover(ruleSimplePut) // EO-1: one node per stage, the highest-priority one
+	case len(got) < len(all):
+		n.out.Cover(rulePutOnFly)
+	case len(q.Suspects) > 0 && !n.cfg.StaticNext:
+		n.out.Cover(rulePutAllAnd)
 	}
-	var keep []StageNode
-	for _, sn := range all {
-		if !n.suspects[sn.Node] {
-			keep = append(keep, sn)
-		}
-	}
-	if len(keep) >= len(all)/2+1 {
-		return keep
-	}
-	return all
+	return got
 }
 
 // tmPrepare sends rm_prepare to every participant.
@@ -227,6 +227,7 @@ func (n *Node) tmPrepare(x *tx, res Result) {
 	}
 	// The queue manager's Get is always preparable (rm_yes).
 	if n.cfg.Simple {
+		n.out.Cover(ruleSimpleCommit)
 		x.orchVote = 1
 	} else {
 		n.orchPrepare(x) // EO-3: the orchestrator is one more resource manager
@@ -241,6 +242,7 @@ func (n *Node) tmCheck(x *tx) {
 		return
 	}
 	if x.remoteNo {
+		n.out.Cover(ruleRemoteNo)
 		n.tmAbort(x, abortRemoteNo)
 		return
 	}
@@ -252,10 +254,11 @@ func (n *Node) tmCheck(x *tx) {
 // tmCommit logs the commit decision and performs phase 2 (EO-3).
 func (n *Node) tmCommit(x *tx) {
 	s, t := x.stage, x.tid
+	n.out.Cover(ruleCommit)
 	if len(x.remote) > 0 {
 		c := &commitRecord{Stage: s, Pending: slices.Clone(x.remote)}
 		put(n, ownCommitLog, &n.commitLog, t, c)
-		if n.cfg.Bug != BugNoCommitLog {
+		if n.cfg.Policy.logsCommit(t) {
 			n.out.Store(tidKey(preCommit, t), *c)
 		}
 		n.armResend(tidTimer(tCommit, t), n.cfg.Timing.CommitResend)
@@ -310,6 +313,7 @@ func (n *Node) tmAbort(x *tx, why abortReason) {
 	case abortTimeout, abortRemoteNo:
 		// EO-6: "Then the orchestrator's node restarts the transaction."
 		if sl := n.sel[s]; sl != nil && sl.role == RoleWorker && !n.bound(n.attempts, s) {
+			n.out.Cover(ruleRetry)
 			d := n.cfg.Timing.Retry
 			n.out.SetTimer(stageTimer(tRetry, s), d+n.jitter(d))
 		}
@@ -333,6 +337,7 @@ func (n *Node) tmOnPrepareTimeout(s StageID) {
 	if x == nil {
 		return
 	}
+	n.out.Cover(rulePrepTimeout)
 	for _, p := range x.remote {
 		if !slices.Contains(x.remoteYes, p) {
 			put(n, ownSuspects, &n.suspects, p, true)
@@ -357,6 +362,7 @@ func (n *Node) onPrepared(from sim.NodeID, m Prepared) {
 		if m.Yes && n.commitLog[m.Tid] == nil {
 			// A late rm_yes for a transaction already aborted: tell the participant
 			// at once instead of waiting for its STATUS.
+			n.out.Cover(ruleLatePrepared)
 			n.send(from, Abort{Stage: m.Stage, Tid: m.Tid})
 		}
 		return
@@ -381,6 +387,7 @@ func (n *Node) onCommitAck(from sim.NodeID, m CommitAck) {
 	nc := *c // records are not modified in place (see Clone)
 	nc.Pending = removeNode(c.Pending, from)
 	if len(nc.Pending) == 0 {
+		n.out.Cover(ruleCommitAcked)
 		del(n, ownCommitLog, &n.commitLog, m.Tid)
 		n.out.Delete(tidKey(preCommit, m.Tid))
 		n.out.CancelTimer(tidTimer(tCommit, m.Tid))
@@ -395,6 +402,7 @@ func (n *Node) tmOnCommitTimer(t Tid) {
 	if c == nil {
 		return
 	}
+	n.out.Cover(ruleCommitResend)
 	for _, p := range c.Pending {
 		n.send(p, Commit{Stage: c.Stage, Tid: t})
 	}
@@ -404,14 +412,16 @@ func (n *Node) tmOnCommitTimer(t Tid) {
 // onStatus answers an in-doubt participant: commit if logged, nothing while phase 1
 // runs, abort otherwise (presumed abort).
 func (n *Node) onStatus(from sim.NodeID, m Status) {
-	if n.commitLog[m.Tid] != nil {
+	switch n.cfg.Policy.status(StatusQuery{Stage: m.Stage, Tid: m.Tid, Logged: n.commitLog[m.Tid] != nil, Running: n.txByTid(m.Tid) != nil}) {
+	case StatusCommit:
+		n.out.Cover(ruleStatusCommit)
 		n.send(from, Commit(m))
-		return
+	case StatusWait:
+		n.out.Cover(ruleStatusWait)
+	case StatusAbort:
+		n.out.Cover(ruleStatusAbort)
+		n.send(from, Abort(m))
 	}
-	if n.txByTid(m.Tid) != nil && n.cfg.Bug != BugStatusEarly {
-		return
-	}
-	n.send(from, Abort(m))
 }
 
 // tmRecover is the TM's restart: logged commits are re-sent; prepared local resource
@@ -420,9 +430,11 @@ func (n *Node) onStatus(from sim.NodeID, m Status) {
 // prepared.)
 func (n *Node) tmRecover() {
 	for _, t := range sortedTids(n.commitLog) {
+		n.out.Cover(ruleRecoverCommit)
 		n.tmOnCommitTimer(t)
 	}
 	for _, t := range sortedTids(n.resPrep) {
+		n.out.Cover(ruleRecoverRes)
 		n.resRollback("", t)
 	}
 }
@@ -435,17 +447,21 @@ func (n *Node) tmRecover() {
 // protocol is broken).
 func (n *Node) participantPrepare(coord sim.NodeID, t Tid, rec StageRecord, a Agent) bool {
 	if _, ok := n.queue[rec.ID]; ok {
+		n.out.Cover(rulePrepareNo)
 		return false
 	}
-	if n.cfg.Bug == BugForgetBeforeCommit {
+	if n.cfg.Policy.activatesOnPrepare(rec) {
 		n.activate(rec, a)
 		return true
 	}
+	n.out.Cover(rulePrepare)
 	p := &preparedPut{Coord: coord, Record: rec, Agent: a}
 	put(n, ownPrepared, &n.prepared, t, p)
 	n.out.Store(tidKey(prePrep, t), *p)
 	n.out.Observe(ObsPut, PutChange{Stage: rec.ID, Tid: t, Node: n.id, Coord: coord, State: PutPrepared})
-	n.out.SetTimer(tidTimer(tStatus, t), n.cfg.Timing.Status)
+	if !n.cfg.NoRecoveryTimers {
+		n.out.SetTimer(tidTimer(tStatus, t), n.cfg.Timing.Status)
+	}
 	return true
 }
 
@@ -460,6 +476,7 @@ func (n *Node) participantCommit(t Tid) {
 	if p == nil {
 		return
 	}
+	n.out.Cover(rulePutCommit)
 	del(n, ownPrepared, &n.prepared, t)
 	n.out.Delete(tidKey(prePrep, t))
 	n.out.CancelTimer(tidTimer(tStatus, t))
@@ -467,7 +484,12 @@ func (n *Node) participantCommit(t Tid) {
 	n.activate(p.Record, p.Agent)
 }
 
-func (n *Node) participantAbort(t Tid) { n.participantEnd(t, PutAborted) }
+func (n *Node) participantAbort(t Tid) {
+	if n.prepared[t] != nil {
+		n.out.Cover(rulePutAbort)
+	}
+	n.participantEnd(t, PutAborted)
+}
 
 // participantEnd removes the prepared Put of t without activating it (rm_rollback,
 // or a drop on FORGET), observed as state.
@@ -494,6 +516,7 @@ func (n *Node) participantOnStatusTimer(t Tid) {
 	if p == nil {
 		return
 	}
+	n.out.Cover(ruleStatusAsk)
 	prev := StageID{Agent: p.Record.ID.Agent, Hop: p.Record.ID.Hop - 1}
 	n.send(p.Coord, Status{Stage: prev, Tid: t})
 	n.rearm(tidTimer(tStatus, t), n.cfg.Timing.Status)
@@ -504,6 +527,7 @@ func (n *Node) participantOnStatusTimer(t Tid) {
 func (n *Node) participantDropStage(s StageID) {
 	for _, t := range sortedTids(n.prepared) {
 		if n.prepared[t].Record.ID == s {
+			n.out.Cover(ruleForgetDrop)
 			n.participantEnd(t, PutDropped)
 		}
 	}
@@ -520,9 +544,14 @@ func (n *Node) activate(rec StageRecord, a Agent) {
 	put(n, ownQueue, &n.queue, s, &queueEntry{Record: rec, Agent: a})
 	n.storeQueue(s)
 	n.out.Observe(ObsActive, Activated{Stage: s, Node: n.id})
-	if n.cfg.Simple || rec.Worker() == n.id {
+	switch {
+	case n.cfg.Simple:
 		n.becomeWorker(s, false)
-	} else {
+	case rec.Worker() == n.id:
+		n.out.Cover(ruleInitialWorker)
+		n.becomeWorker(s, false)
+	default:
+		n.out.Cover(ruleInitialObserver)
 		n.becomeObserver(s)
 	}
 }
@@ -539,6 +568,7 @@ func (n *Node) onLaunch(m Launch) {
 		return
 	}
 	a.Hop = 0
+	n.out.Cover(ruleLaunch)
 	n.out.Observe(ObsAccepted, Accepted{Agent: a.ID, Stages: len(a.Itinerary.Stages)})
 	n.activate(makeRecord(s, a.Itinerary.Stages[0].Nodes), a)
 }

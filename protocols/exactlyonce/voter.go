@@ -21,58 +21,52 @@ func (n *Node) voterOnVote(m Vote) {
 		// Only the voter of an Active stage votes. A stage not (yet) Active here is
 		// either forgotten (it committed) or its Put is still in doubt; the
 		// orchestrator re-sends VOTE.
+		n.out.Cover(ruleVoteInactive)
 		return
 	}
 	rec := e.Record
-	set := n.orchSet[s]
-	if n.cfg.Bug == BugVoterIgnoresOrchSet {
-		n.voterRecord(s, rec, withVote(set, m.Orch, m.Tid, rec))
-		n.send(m.Orch, Yes{Stage: s, Tid: m.Tid, Voter: n.id})
-		return
-	}
 	var others []VoteEntry
-	for _, v := range set {
+	for _, v := range n.orchSet[s] {
 		if v.Orch != m.Orch {
 			others = append(others, v)
 		}
 	}
-	if len(others) == 0 {
-		// EO-5: OrchSet empty (or holding only OrchId itself): YES.
-		n.voterRecord(s, rec, withVote(others, m.Orch, m.Tid, rec))
-		n.send(m.Orch, Yes{Stage: s, Tid: m.Tid, Voter: n.id})
-		return
-	}
-	top := others[0].Orch // N: the highest-priority node in OrchSet (entries sorted by rank)
-	if rec.Higher(top, m.Orch) {
+	d := n.cfg.Policy.vote(Ballot{Record: rec, Self: n.id, Orch: m.Orch, OrchSet: others})
+	switch d.Answer {
+	case AnswerNo:
 		// EO-5: OrchId has a lower priority than N: NO.
+		n.out.Cover(ruleNo)
 		n.send(m.Orch, No{Stage: s, Tid: m.Tid, Voter: n.id})
 		return
+	case AnswerAskLocal:
+		// EO-5: N is this node: HIGHER_PRIO to the local orchestrator.
+		if n.orchHigherPrio(s) {
+			n.out.Cover(ruleAlreadyDone)
+			n.send(m.Orch, No{Stage: s, Tid: m.Tid, Voter: n.id}) // ALREADY_DONE → NO
+			return
+		}
+		if len(d.Keep) == 0 {
+			n.out.Cover(ruleGaveUpYes)
+		} else {
+			n.out.Cover(ruleGaveUpCond)
+		}
+		// GAVE_UP → COND_YES(OrchSet − {N}); the local orchestrator's vote is
+		// withdrawn (with nothing else left, the answer is a plain YES).
 	}
-	if top != n.id {
-		// EO-5: OrchId higher than N, N not this node: COND_YES(OrchSet), then add.
-		cond := voteNodes(others)
-		n.voterRecord(s, rec, withVote(others, m.Orch, m.Tid, rec))
-		n.send(m.Orch, CondYes{Stage: s, Tid: m.Tid, OrchSet: cond, Voter: n.id})
-		n.out.Observe(ObsCondYes, CondYesGiven{Stage: s, Voter: n.id, Orch: m.Orch, Cond: cond})
-		return
-	}
-	// EO-5: N is this node: HIGHER_PRIO to the local orchestrator.
-	alreadyDone := false
-	if n.cfg.Bug != BugNoLocalGiveUp {
-		alreadyDone = n.orchHigherPrio(s)
-	}
-	if alreadyDone {
-		n.send(m.Orch, No{Stage: s, Tid: m.Tid, Voter: n.id}) // ALREADY_DONE → NO
-		return
-	}
-	// GAVE_UP → COND_YES(OrchSet − {N}); the local orchestrator's vote is withdrawn.
-	rest := others[1:]
-	n.voterRecord(s, rec, withVote(rest, m.Orch, m.Tid, rec))
-	if len(rest) == 0 {
+	n.voterRecord(s, rec, withVote(d.Keep, m.Orch, m.Tid, rec))
+	if d.Answer == AnswerYes || len(d.Keep) == 0 {
+		// EO-5: OrchSet empty (or holding only OrchId itself): YES.
+		if d.Answer != AnswerAskLocal {
+			n.out.Cover(ruleYes)
+		}
 		n.send(m.Orch, Yes{Stage: s, Tid: m.Tid, Voter: n.id})
 		return
 	}
-	cond := voteNodes(rest)
+	// EO-5: OrchId higher than N, N not this node: COND_YES(OrchSet), then add.
+	if d.Answer != AnswerAskLocal {
+		n.out.Cover(ruleCondYes)
+	}
+	cond := voteNodes(d.Keep)
 	n.send(m.Orch, CondYes{Stage: s, Tid: m.Tid, OrchSet: cond, Voter: n.id})
 	n.out.Observe(ObsCondYes, CondYesGiven{Stage: s, Voter: n.id, Orch: m.Orch, Cond: cond})
 }
@@ -102,7 +96,7 @@ func voteNodes(set []VoteEntry) []sim.NodeID {
 func (n *Node) voterRecord(s StageID, rec StageRecord, set []VoteEntry) {
 	put(n, ownOrchSet, &n.orchSet, s, set)
 	n.storeOrchSet(s)
-	if len(set) > 0 && !n.inq[s] {
+	if len(set) > 0 && !n.inq[s] && !n.cfg.NoRecoveryTimers {
 		put(n, ownInq, &n.inq, s, true)
 		n.out.SetTimer(stageTimer(tInquiry, s), n.cfg.Timing.Inquiry)
 	}
@@ -111,10 +105,14 @@ func (n *Node) voterRecord(s StageID, rec StageRecord, set []VoteEntry) {
 // voterOnUnVote withdraws the vote given to OrchId for Tid (EO-6).
 func (n *Node) voterOnUnVote(m UnVote) {
 	set := n.orchSet[m.Stage]
-	i := slices.IndexFunc(set, func(v VoteEntry) bool { return v.Orch == m.Orch && (v.Tid == m.Tid || n.cfg.Bug == BugUnvoteNoTid) })
+	i := slices.IndexFunc(set, func(v VoteEntry) bool { return n.cfg.Policy.unVoteMatches(v, m) })
 	if i < 0 {
+		if slices.ContainsFunc(set, func(v VoteEntry) bool { return v.Orch == m.Orch }) {
+			n.out.Cover(ruleUnVoteOther) // a vote of another transaction of OrchId
+		}
 		return
 	}
+	n.out.Cover(ruleUnVote)
 	put(n, ownOrchSet, &n.orchSet, m.Stage, slices.Delete(slices.Clone(set), i, i+1))
 	n.storeOrchSet(m.Stage)
 	if len(n.orchSet[m.Stage]) == 0 {
@@ -135,6 +133,7 @@ func (n *Node) voterOnForget(m Forget) {
 	_, active := n.queue[s]
 	_, voted := n.orchSet[s]
 	if active || voted {
+		n.out.Cover(ruleForget)
 		del(n, ownQueue, &n.queue, s)
 		n.storeQueue(s)
 		del(n, ownOrchSet, &n.orchSet, s)
@@ -166,6 +165,7 @@ func (n *Node) voterInquire(s StageID, again bool) {
 func (n *Node) voterOnInquiryTimer(s StageID) {
 	del(n, ownInq, &n.inq, s)
 	if len(n.orchSet[s]) > 0 {
+		n.out.Cover(ruleInquiry)
 		n.voterInquire(s, true)
 	}
 }

@@ -164,7 +164,7 @@ func buildBlockingRun(b *scenarios.Build) (*scenarios.Setup, error) {
 	}
 	return build(&scenarios.Build{Seed: b.Seed, Params: ps, Faults: b.Faults}, func(e *env) (faults.Plan, error) {
 		return blockingPlan(b.Seed, names, rate, window), nil
-	}, nil)
+	}, nil, nil)
 }
 
 // point is one cell of the experiment.
@@ -300,7 +300,7 @@ func failovers(rep *scenarios.Report) (times []float64, lost int) {
 	}
 	crashed := map[string]sim.Time{}
 	for _, e := range rep.Faults.Events {
-		if e.Kind == "crash" {
+		if e.IsCrash() {
 			crashed[e.Node] = sim.Time(e.At)
 		}
 	}

@@ -17,8 +17,11 @@ import (
 //     down for good, and that orchestrator either crashed with the voted transaction
 //     open (it may be Ready: nobody may commit the stage) or did send its UN_VOTE,
 //     which was lost (the voter was down or cut off) — a voter can never tell such a
-//     vote from one for a Ready orchestrator. (A vote the orchestrator never tried to
-//     withdraw is no excuse: that is the bug BugSkipUnVote, which this catches.)
+//     vote from one for a Ready orchestrator; or it withdrew the transaction's votes
+//     (UN_VOTE to its YesVotes and CondYesVotes) but this one's YES never reached it
+//     in time (lost to a partition, or arriving after the crash: swarm seed 8877). (A
+//     vote the orchestrator never tried to withdraw is no excuse: that is the bug
+//     skip-unvote, which this catches.)
 //   - a node down for good logged the commit of one of its stages and a next-stage
 //     participant never ACKed it: that participant stays in doubt; or
 //   - a stage of its route that it had not committed (from the history) keeps no
@@ -101,6 +104,7 @@ func (w *workload) blockedForGood(r *checker.Run) map[eo.AgentID]string {
 	}
 	open := map[txKey]bool{} // transactions in their commit phase (ended ones removed)
 	tried := map[unvote]bool{}
+	withdrew := map[txKey]bool{} // ended uncommitted, UN_VOTE sent for it to some voter
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Preparing:
@@ -111,6 +115,7 @@ func (w *workload) blockedForGood(r *checker.Run) map[eo.AgentID]string {
 			delete(open, txKey{v.Node, v.Tid})
 		case eo.UnVoteSent:
 			tried[unvote{v.Orch, v.Voter, v.Tid}] = true
+			withdrew[txKey{v.Orch, v.Tid}] = true
 		}
 	}
 	note := func(a eo.AgentID, why string) {
@@ -133,7 +138,8 @@ func (w *workload) blockedForGood(r *checker.Run) map[eo.AgentID]string {
 				continue
 			}
 			for _, v := range it.Votes {
-				if isDown(v.Orch) && (open[txKey{v.Orch, v.Tid}] || tried[unvote{v.Orch, sim.NodeID(i), v.Tid}]) {
+				k := txKey{v.Orch, v.Tid}
+				if isDown(v.Orch) && (open[k] || tried[unvote{v.Orch, sim.NodeID(i), v.Tid}] || withdrew[k]) {
 					note(it.Stage.Agent, fmt.Sprintf("%s holds a vote for %s (down for good) in stage %v", f.Name, names[v.Orch], it.Stage))
 				}
 			}

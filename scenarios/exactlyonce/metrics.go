@@ -147,7 +147,7 @@ func computeMetrics(r *sim.Result, w *workload, plan faults.Plan) *Metrics {
 	}
 	var crashes []crash
 	for _, e := range plan.Events {
-		if e.Kind == "crash" {
+		if e.IsCrash() {
 			crashes = append(crashes, crash{sim.Time(e.At), sim.NodeID(slices.Index(names, e.Node))})
 		}
 	}

@@ -59,6 +59,7 @@ func commitsBefore(name string, hop int32, deadline time.Duration) checker.Prope
 		if n == 0 {
 			return fmt.Errorf("no stage %d committed (deadline %v)", hop, deadline)
 		}
+		r.Count(n, 0)
 		return nil
 	}}
 }
@@ -67,8 +68,10 @@ func commitsBefore(name string, hop int32, deadline time.Duration) checker.Prope
 type agentInfo struct {
 	agent  eo.Agent
 	launch sim.Time
-	// lost: the home node is down at launch time, so the Launch never arrives.
-	lost bool
+	// lost: the home node is down at launch time, so the Launch never arrives;
+	// maybeLost: it may be (a crash-send's window holds the launch time): the run's
+	// history says whether the agent was accepted.
+	lost, maybeLost bool
 }
 
 // workload describes the agents of a run, for the properties.
@@ -82,10 +85,12 @@ type workload struct {
 	capacity int32
 	simple   bool
 	static   bool
-	// crashes lists each node's crash times (for PropStepDown).
-	crashes map[string][]sim.Time
+	// crashes lists each node's crashes (for PropStepDown, PropAliveByWorker).
+	crashes map[string][]crashWindow
 	// majority: the majority-ACK selection variant runs (PropVariant).
 	majority bool
+	// timed: periods, latency and plan, for the timed properties (props_timed.go).
+	timed timed
 	// quiet: the run has no fault at all (an empty plan, no loss, duplication or
 	// reordering, every latency under the I_AM_ALIVE period), so EO-8 has nothing
 	// to suspect (PropNoSuspicion).
@@ -115,13 +120,29 @@ func (w *workload) Properties(bound time.Duration) []checker.Property {
 		{Name: PropVariant, Class: checker.Safety, Check: w.checkVariant},
 		{Name: PropAliveByWorker, Class: checker.Safety, Check: w.checkAliveByWorker},
 		{Name: PropSelectionWaits, Class: checker.Safety, Check: checkSelectionWaits},
+		{Name: PropAskAll, Class: checker.Safety, Check: w.checkAskAll},
+		{Name: PropAnswered, Class: checker.Safety, Check: w.checkAnswered},
+		{Name: PropInquiryRepeat, Class: checker.Liveness, NeedsCompleteRun: true, Check: w.checkInquiryRepeat},
 	}
 }
 
-// crashedIn reports whether node n crashed (by the plan) between from and to.
+// surelyCrashedIn reports whether node n crashed (by the plan) between from and to
+// for certain: a crash at an instant in [from, to], or a crash-send whose whole window
+// is in [from, to).
+func (w *workload) surelyCrashedIn(r *checker.Run, n sim.NodeID, from, to sim.Time) bool {
+	for _, c := range w.crashes[r.Final[n].Name] {
+		if from <= c.from && (c.to < to || (c.from == c.to && c.to <= to)) {
+			return true
+		}
+	}
+	return false
+}
+
+// crashedIn reports whether node n crashed (by the plan) between from and to, or
+// may have (a crash-send's window meets [from, to]).
 func (w *workload) crashedIn(r *checker.Run, n sim.NodeID, from, to sim.Time) bool {
 	for _, c := range w.crashes[r.Final[n].Name] {
-		if from <= c && c <= to {
+		if c.from <= to && from <= c.to {
 			return true
 		}
 	}
@@ -138,7 +159,7 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 		stage eo.StageID
 	}
 	since := map[key]sim.Time{} // the node became worker of the stage then
-	alive := 0
+	alive, exempt := 0, 0
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.RoleChange:
@@ -151,13 +172,18 @@ func (w *workload) checkAliveByWorker(r *checker.Run) error {
 			if v.Kind != "I_AM_ALIVE" {
 				continue
 			}
-			alive++
 			t, ok := since[key{o.Node, v.Stage}]
+			if ok && !w.surelyCrashedIn(r, o.Node, t, o.Time) && w.crashedIn(r, o.Node, t, o.Time) {
+				exempt++ // a crash-send's window: this may be the call it crashes in
+				continue
+			}
+			alive++
 			if !ok || w.crashedIn(r, o.Node, t, o.Time) {
 				return fmt.Errorf("%s sent I_AM_ALIVE for stage %v at %v without being its worker", r.Final[o.Node].Name, v.Stage, o.Time)
 			}
 		}
 	}
+	r.Count(alive, exempt)
 	r.Note(fmt.Sprintf("%d I_AM_ALIVE checked", alive))
 	return nil
 }
@@ -198,6 +224,7 @@ func checkSelectionWaits(r *checker.Run) error {
 			}
 		}
 	}
+	r.Count(selections, 0)
 	r.Note(fmt.Sprintf("%d selections checked", selections))
 	return nil
 }
@@ -207,10 +234,13 @@ func checkSelectionWaits(r *checker.Run) error {
 // variant of the selection protocol ACKs I_AM_SELECTED.
 func (w *workload) checkVariant(r *checker.Run) error {
 	simple := []string{"PREPARE", "PREPARED", "COMMIT", "COMMIT_ACK", "ABORT", "STATUS"}
+	kinds := 0
+	defer func() { r.Count(kinds, 0) }()
 	for _, k := range slices.Sorted(maps.Keys(r.ByKind)) {
 		if r.ByKind[k].Sent == 0 {
 			continue
 		}
+		kinds++
 		switch {
 		case w.simple && !slices.Contains(simple, k):
 			return fmt.Errorf("the simple protocol sent %d %s", r.ByKind[k].Sent, k)
@@ -260,6 +290,7 @@ func checkAlreadyDone(r *checker.Run) error {
 			}
 		}
 	}
+	r.Count(gaveUp, 0)
 	r.Note(fmt.Sprintf("%d give-ups checked", gaveUp))
 	return nil
 }
@@ -269,14 +300,19 @@ func checkAlreadyDone(r *checker.Run) error {
 // priority in the stage's record (it heard its I_AM_ALIVE or I_AM_SELECTED, or its
 // voter voted for that node's orchestrator), or one whose orchestrator is Ready
 // already (a Ready orchestrator is not overruled by priority: EO-5's NO from its
-// voters ends this node's transaction). Stage 0 has one node; the record of stage h
-// is the Next of stage h-1's commit.
+// voters ends this node's transaction). A node of higher priority counts once it has
+// been a worker or has announced itself with I_AM_SELECTED: in the majority variant
+// of EO-8 a claimant repeats I_AM_SELECTED before a majority has ACKed it, and a
+// worker that hears it steps down (§5: "If it receives an I_AM_ALIVE or I_AM_SELECTED
+// message from another node ... If W' has a higher priority than W, W sends
+// HIGHER_PRIO"; exactlyonce/swarm seed 14078). Stage 0 has one node; the record of
+// stage h is the Next of stage h-1's commit.
 func (w *workload) checkStepDown(r *checker.Run) error {
 	records := map[eo.StageID][]sim.NodeID{} // priority order
-	workers := map[eo.StageID][]sim.NodeID{} // every node that has been a worker
+	workers := map[eo.StageID][]sim.NodeID{} // every node that has been a worker or announced itself
 	ready := map[eo.StageID][]sim.NodeID{}   // every node whose orchestrator was Ready
 	since := map[eo.StageID]map[sim.NodeID]sim.Time{}
-	downs := 0
+	downs, exempt := 0, 0
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Committed:
@@ -284,6 +320,10 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 		case eo.OrchChange:
 			if v.State == eo.OrchReady {
 				ready[v.Stage] = append(ready[v.Stage], v.Node)
+			}
+		case eo.Sent:
+			if v.Kind == "I_AM_SELECTED" && !slices.Contains(workers[v.Stage], o.Node) {
+				workers[v.Stage] = append(workers[v.Stage], o.Node)
 			}
 		case eo.RoleChange:
 			if since[v.Stage] == nil {
@@ -298,7 +338,11 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 			case eo.RoleObserver:
 				t, was := since[v.Stage][v.Node]
 				delete(since[v.Stage], v.Node)
-				if !was || w.crashedIn(r, v.Node, t, o.Time) {
+				if !was {
+					continue
+				}
+				if w.crashedIn(r, v.Node, t, o.Time) {
+					exempt++
 					continue
 				}
 				downs++
@@ -307,13 +351,14 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 				higher := func(n sim.NodeID) bool { i := slices.Index(rec, n); return i >= 0 && i < me }
 				other := func(n sim.NodeID) bool { return n != v.Node }
 				if !slices.ContainsFunc(workers[v.Stage], higher) && !slices.ContainsFunc(ready[v.Stage], other) {
-					return fmt.Errorf("%s stepped down as worker of stage %v at %v, but no higher-priority node of %s had been its worker and no other orchestrator was Ready",
+					return fmt.Errorf("%s stepped down as worker of stage %v at %v, but no higher-priority node of %s had been its worker or announced itself and no other orchestrator was Ready",
 						r.Final[v.Node].Name, v.Stage, o.Time, nodeNames(r, rec))
 				}
 			}
 		}
 	}
-	r.Note(fmt.Sprintf("%d step-downs checked", downs))
+	r.Count(downs, exempt)
+	r.Note(fmt.Sprintf("%d step-downs checked, %d exempt (a crash in between)", downs, exempt))
 	return nil
 }
 
@@ -323,6 +368,7 @@ func (w *workload) checkStepDown(r *checker.Run) error {
 // itself (I_AM_SELECTED). Runs with a fault are not judged (the note says which).
 func (w *workload) checkNoSuspicion(r *checker.Run) error {
 	if w.simple || !w.quiet {
+		r.Count(0, 1)
 		r.Note("not judged: the run has faults (or runs the simple protocol)")
 		return nil
 	}
@@ -331,6 +377,7 @@ func (w *workload) checkNoSuspicion(r *checker.Run) error {
 			return fmt.Errorf("%d %s sent in a run without faults: an observer suspected a live worker", c.Sent, kind)
 		}
 	}
+	r.Count(1, 0)
 	r.Note(fmt.Sprintf("judged: no fault, %d I_AM_ALIVE, no selection", r.ByKind["I_AM_ALIVE"].Sent))
 	return nil
 }
@@ -350,9 +397,12 @@ func (w *workload) checkP1(r *checker.Run) error {
 		byID[a.agent.ID] = a.agent
 	}
 	name := func(n sim.NodeID) string { return r.Final[n].Name }
+	commits := 0
+	defer func() { r.Count(commits, 0) }()
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Committed:
+			commits++
 			a, ok := byID[v.Stage.Agent]
 			if !ok {
 				return fmt.Errorf("commit of stage %v of an agent never launched", v.Stage)
@@ -376,6 +426,11 @@ func (w *workload) checkP1(r *checker.Run) error {
 			if v.Last != last {
 				return fmt.Errorf("stage %v committed with last=%v, itinerary has %d stages", v.Stage, v.Last, a.Itinerary.Len())
 			}
+			if !last {
+				if err := w.checkNext(a.Itinerary.Stages[v.Stage.Hop+1], v.Next); err != nil {
+					return fmt.Errorf("stage %v committed with next record %s: %w", v.Stage, nodeNames(r, v.Next), err)
+				}
+			}
 			s.next++
 			s.record = v.Next
 		case eo.Done:
@@ -387,6 +442,41 @@ func (w *workload) checkP1(r *checker.Run) error {
 				return fmt.Errorf("agent a%d completed twice", v.Agent)
 			}
 			s.done = true
+		}
+	}
+	return nil
+}
+
+// checkNext checks the record a stage transaction Put (EO-1, EO-2): the next stage's
+// highest-priority node alone in the simple protocol; in the extended one, its
+// itinerary nodes, every one with static-next, else at least a majority of them (paper
+// §3 fn. 4: suspected nodes may be left out), in priority order.
+func (w *workload) checkNext(st eo.Stage, next []sim.NodeID) error {
+	rec := make([]sim.NodeID, 0, len(st.Nodes))
+	for _, sn := range slices.SortedFunc(slices.Values(st.Nodes), func(a, b eo.StageNode) int { return int(a.Rank - b.Rank) }) {
+		rec = append(rec, sn.Node)
+	}
+	switch {
+	case w.simple:
+		if len(next) != 1 || next[0] != rec[0] {
+			return fmt.Errorf("the simple protocol Puts to the highest-priority node only")
+		}
+	case w.static:
+		if !slices.Equal(next, rec) {
+			return fmt.Errorf("static-next Puts to every node of the stage")
+		}
+	default:
+		if len(next) < len(rec)/2+1 {
+			return fmt.Errorf("fewer than a majority of the stage's %d nodes", len(rec))
+		}
+		i := 0
+		for _, n := range next {
+			for i < len(rec) && rec[i] != n {
+				i++
+			}
+			if i == len(rec) {
+				return fmt.Errorf("not a sub-list of the stage's nodes in priority order")
+			}
 		}
 	}
 	return nil
@@ -409,11 +499,14 @@ func checkI1(r *checker.Run) error {
 	}
 	state := map[key]eo.OrchState{}
 	live := map[eo.StageID][]sim.NodeID{}
+	changes := 0
+	defer func() { r.Count(changes, 0) }()
 	for _, o := range r.History() {
 		v, ok := o.Value.(eo.OrchChange)
 		if !ok {
 			continue
 		}
+		changes++
 		state[key{v.Stage, v.Node}] = v.State
 		if v.State == eo.OrchUnknown {
 			live[v.Stage] = slices.DeleteFunc(live[v.Stage], func(n sim.NodeID) bool { return n == v.Node })
@@ -444,11 +537,14 @@ func checkAtomic(r *checker.Run) error {
 			committed[v.Tid] = o.Time
 		}
 	}
+	puts := 0
+	defer func() { r.Count(puts, 0) }()
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case eo.Committed:
 			stageDone[v.Stage] = true
 		case eo.PutChange:
+			puts++
 			at, ok := committed[v.Tid]
 			switch v.State {
 			case eo.PutCommitted:
@@ -486,7 +582,11 @@ func (w *workload) p2() checker.Property {
 			if err := w.checkEffects(r); err != nil {
 				return err
 			}
-			return lin.Check(r)
+			if err := lin.Check(r); err != nil {
+				return err
+			}
+			r.Count(len(checker.Values[eo.ResCall](r.History(), eo.ObsCall)), 0)
+			return nil
 		},
 	}
 }
@@ -558,8 +658,11 @@ func (w *workload) p3Items(r *checker.Run) []scenarios.Item {
 	done := map[eo.AgentID]sim.Time{}
 	records := map[eo.StageID][]sim.NodeID{}
 	committed := map[eo.StageID]bool{}
+	accepted := map[eo.AgentID]bool{}
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
+		case eo.Accepted:
+			accepted[v.Agent] = true
 		case eo.Done:
 			done[v.Agent] = o.Time
 		case eo.Committed:
@@ -574,7 +677,7 @@ func (w *workload) p3Items(r *checker.Run) []scenarios.Item {
 	for _, ai := range w.agents {
 		a := ai.agent
 		records[eo.StageID{Agent: a.ID, Hop: 0}] = []sim.NodeID{a.Itinerary.Home()}
-		if ai.lost {
+		if ai.lost || (ai.maybeLost && !accepted[a.ID]) {
 			continue
 		}
 		if ok, _ := w.required(r, a, records, committed, blocked); !ok {
@@ -614,6 +717,7 @@ const cleanupGrace = time.Second
 func (w *workload) checkP5(r *checker.Run) error {
 	agents, exempt := 0, 0
 	defer func() {
+		r.Count(agents, exempt)
 		r.Note(fmt.Sprintf("%d completed agents checked, %d leftovers exempt (waiting on nodes down for good or across a lasting partition or cut)", agents, exempt))
 	}()
 	cutEnd := map[string]bool{}

@@ -1,14 +1,17 @@
 // Package eoscen registers the exactly-once mobile agent scenarios (names starting
-// "exactlyonce/"), their properties (EO-P1, EO-P2 with porcupine, EO-P3, EO-P5,
-// EO-I1, the atomicity of stage transactions of EO-2/EO-3, EO-8's "no selection
-// without a fault", "only a worker sends I_AM_ALIVE" and "a selection waits for the
-// higher-priority nodes' answers", EO-5's "a Ready orchestrator does not give up",
-// EO-5/EO-8's "a worker steps down only for a higher priority or a Ready
-// orchestrator" and EO-1/EO-8's "only the variant's messages", all in props.go;
-// voter-crash adds its own EO-7
-// property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking" and the
-// model-checker configuration "exactlyonce". The protocol is in
-// github.com/simrun-dev/simrun/protocols/exactlyonce.
+// "exactlyonce/"), their properties (EO-P1 with the records the stages Put, EO-P2
+// with porcupine, EO-P3, EO-P5, EO-I1, the atomicity of stage transactions of
+// EO-2/EO-3, EO-8's "no selection without a fault", "only a worker sends
+// I_AM_ALIVE" and "a selection waits for the higher-priority nodes' answers", EO-5's
+// "a Ready orchestrator does not give up", EO-5/EO-8's "a worker steps down only for
+// a higher priority or a Ready orchestrator" and EO-1/EO-8's "only the variant's
+// messages", in props.go; EO-7's "a voter repeats INQUIRY while it holds a vote" and
+// EO-8's "a selection asks every higher-priority stage node" and "a node a
+// higher-priority node answered does not select itself", which read the periods,
+// latencies and fault plan, in props_timed.go; voter-crash adds its own EO-7
+// property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking", the
+// model "exactlyonce" with its check portfolio (model.go), and the -p bug= variants
+// (bugs.go). The protocol is in github.com/simrun-dev/simrun/protocols/exactlyonce.
 //
 // Every scenario takes the same parameters (see Params); they differ in their default
 // itinerary and fault plan. The workload launches agents at their home nodes, spaced
@@ -55,7 +58,7 @@ var baseParams = []scenarios.Param{
 
 func joinBugs() string {
 	s := ""
-	for i, b := range eo.BugNames() {
+	for i, b := range BugNames() {
 		if i > 0 {
 			s += ", "
 		}
@@ -94,7 +97,7 @@ func init() {
 	reg := func(name, help string, suite bool, defaults map[string]string, plan planFunc, extra ...checker.Property) {
 		scenarios.Register(&scenarios.Scenario{
 			Name: name, Help: help, Suite: suite, Params: Params(defaults),
-			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan, extra) },
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return build(b, plan, extra, nil) },
 		})
 	}
 	fixed := map[string]string{"itinerary": fixedItinerary, "agents": "10"}
@@ -199,7 +202,7 @@ type options struct {
 	horizon, bound     time.Duration
 	latMin, latMax     time.Duration
 	loss, dup, reorder float64
-	bug                eo.Bug
+	policy             eo.Policy // the -p bug= variant's hooks (the zero Policy: none)
 }
 
 func parse(p *scenarios.Params) (options, error) {
@@ -238,7 +241,7 @@ func parse(p *scenarios.Params) (options, error) {
 	if o.latMin, o.latMax, err = parseLatency(lat); err != nil {
 		return o, err
 	}
-	if o.bug, err = eo.ParseBug(p.String("bug")); err != nil {
+	if o.policy, err = BugPolicy(p.String("bug")); err != nil {
 		return o, fmt.Errorf("parameter bug: %w", err)
 	}
 	if o.timescale <= 0 || o.timescale > 100 {
@@ -286,9 +289,16 @@ func systemNames(n int) []string {
 	return names
 }
 
+// planting plants a broken variant from test code (planted_test.go): hooks set on the
+// run's policy, and a wrapper around every node.
+type planting struct {
+	policy func(*eo.Policy)
+	wrap   func(sim.Node) sim.Node
+}
+
 // build sets a scenario up. plan == nil means the swarm: every setting is drawn from
-// the seed.
-func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenarios.Setup, error) {
+// the seed. pl, when set, plants a broken variant (tests).
+func build(b *scenarios.Build, plan planFunc, extra []checker.Property, pl *planting) (*scenarios.Setup, error) {
 	o, err := parse(b.Params)
 	if err != nil {
 		return nil, err
@@ -309,8 +319,20 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 	}
 	cfg := &eo.Config{
 		Names: names, Simple: o.simple, MajoritySelect: o.majority, StaticNext: o.static,
-		Capacity: int32(o.capacity), Timing: eo.DefaultTiming().Scaled(o.timescale), CountMessages: true, Bug: o.bug,
+		Capacity: int32(o.capacity), Timing: eo.DefaultTiming().Scaled(o.timescale), CountMessages: true, Policy: o.policy,
 		Work: o.work,
+	}
+	nodes := eo.System(cfg)
+	if pl != nil {
+		if pl.policy != nil {
+			pl.policy(&cfg.Policy)
+		}
+		if pl.wrap != nil {
+			for i := range nodes {
+				build := nodes[i].New
+				nodes[i].New = func() sim.Node { return pl.wrap(build()) }
+			}
+		}
 	}
 	e := &env{seed: b.Seed, names: names, horizon: o.horizon, cfg: cfg}
 	fp, err := b.FaultPlan(func() (faults.Plan, error) {
@@ -325,14 +347,15 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 	if err := fp.Validate(names); err != nil {
 		return nil, err
 	}
-	crashes := map[string][]sim.Time{}
+	crashes := map[string][]crashWindow{}
 	for _, e := range fp.Events {
-		if e.Kind == "crash" {
-			crashes[e.Node] = append(crashes[e.Node], sim.Time(e.At))
+		if e.IsCrash() {
+			crashes[e.Node] = append(crashes[e.Node], windowOf(e))
 		}
 	}
 	w := &workload{crashes: crashes, majority: o.majority, names: names, capacity: int32(o.capacity), simple: o.simple, static: o.static, permanent: permanentCrashes(fp), settle: fp.Settled(),
-		quiet: len(fp.Events) == 0 && o.loss == 0 && o.dup == 0 && o.reorder == 0 && o.latMax < cfg.Timing.Alive}
+		quiet: len(fp.Events) == 0 && o.loss == 0 && o.dup == 0 && o.reorder == 0 && o.latMax < cfg.Timing.Alive,
+		timed: timedOf(cfg.Timing, o.latMax, fp, o.loss > 0 || o.dup > 0 || o.reorder > 0)}
 	var lastLaunch sim.Time
 	for i, it := range its {
 		at := sim.Time(time.Duration(i) * o.spacing).Add(time.Millisecond)
@@ -340,14 +363,15 @@ func build(b *scenarios.Build, plan planFunc, extra []checker.Property) (*scenar
 			at = sim.Time(o.launches[i])
 		}
 		a := eo.Agent{ID: eo.AgentID(i + 1), Itinerary: it}
-		w.agents = append(w.agents, agentInfo{agent: a, launch: at, lost: downAt(fp, names[it.Home()], at)})
+		lost, maybe := downAt(fp, names[it.Home()], at)
+		w.agents = append(w.agents, agentInfo{agent: a, launch: at, lost: lost, maybeLost: maybe})
 		lastLaunch = at
 	}
 	nw := sim.Network{Latency: sim.Uniform(o.latMin, o.latMax), Loss: o.loss, Duplicate: o.dup, Reorder: o.reorder}
 	settle := fp.Settled().At
 	until := max(settle, lastLaunch).Add(o.bound + time.Second)
 	return &scenarios.Setup{
-		Nodes:   eo.System(cfg),
+		Nodes:   nodes,
 		Network: nw,
 		Faults:  fp,
 		Workload: func(k *sim.Kernel) {
@@ -381,41 +405,59 @@ func ownPlanOnly(b *scenarios.Build, extra []checker.Property) []checker.Propert
 	return extra
 }
 
-// permanentCrashes lists the crashes of plan never followed by a restart.
+// crashWindow is when a crash of the plan happened: at one instant for "crash", at
+// some call in [from, to] for "crash-send" (the node's last call in its window, which
+// only the run knows).
+type crashWindow struct{ from, to sim.Time }
+
+func windowOf(e faults.Event) crashWindow {
+	w := crashWindow{sim.Time(e.At), sim.Time(e.At)}
+	if e.Kind == "crash-send" {
+		w.to = sim.Time(e.At + e.For)
+	}
+	return w
+}
+
+// permanentCrashes lists the crashes of plan never followed by a restart, each at
+// the latest time it may have happened.
 func permanentCrashes(plan faults.Plan) []permCrash {
 	last := map[string]int{}
 	for i, e := range plan.Events {
-		if e.Kind == "crash" || e.Kind == "restart" {
+		if e.IsCrash() || e.Kind == "restart" {
 			last[e.Node] = i
 		}
 	}
 	var out []permCrash
 	for i, e := range plan.Events {
-		if e.Kind == "crash" && last[e.Node] == i {
-			out = append(out, permCrash{node: e.Node, at: sim.Time(e.At)})
+		if e.IsCrash() && last[e.Node] == i {
+			out = append(out, permCrash{node: e.Node, at: windowOf(e).to})
 		}
 	}
 	return out
 }
 
 // downAt reports whether node is down at time t under plan (a fault at t happens
-// before a launch at t: the kernel runs them in scheduling order).
-func downAt(plan faults.Plan, node string, t sim.Time) bool {
-	down := false
+// before a launch at t: the kernel runs them in scheduling order); maybe, whether
+// it may be down or up: t falls in the window of a crash-send, whose crash time
+// only the run knows.
+func downAt(plan faults.Plan, node string, t sim.Time) (down, maybe bool) {
 	for _, e := range plan.Events {
 		if sim.Time(e.At) > t {
 			break
 		}
 		if e.Node == node {
-			switch e.Kind {
-			case "crash":
-				down = true
-			case "restart":
-				down = false
+			switch {
+			case e.IsCrash():
+				down, maybe = true, false
+				if w := windowOf(e); t <= w.to {
+					down, maybe = false, true
+				}
+			case e.Kind == "restart":
+				down, maybe = false, false
 			}
 		}
 	}
-	return down
+	return down, maybe
 }
 
 // itineraries returns one itinerary per agent: the fixed one, or random ones drawn
@@ -497,6 +539,26 @@ func swarmDraw(seed uint64, o *options) *faults.Params {
 	limits.MaxStep, limits.MaxDriftPPM = 50*time.Millisecond, 50_000
 	limits.MaxDown = (o.nodes - 1) / 2
 	limits.Permanent = 1
+	// Dimensions added later draw from a stream of their own, so every setting above
+	// stays what it was for a seed. Crash-sends: a crash may cut a call's broadcast
+	// short (PREPARE, COMMIT, VOTE, FORGET, I_AM_SELECTED reach some nodes only).
+	// Long partitions, on some seeds: each side selects its own worker and votes, so
+	// several orchestrators compete once it heals (COND_YES, HIGHER_PRIO, ties).
+	// Quiet seeds: no fault at all and links faster than I_AM_ALIVE, where EO-8
+	// promises that no observer suspects the worker.
+	r2 := sim.Stream(seed, "exactlyonce-swarm-2")
+	limits.CrashSendFrac = 0.5
+	if r2.Bernoulli(0.3) {
+		limits.MeanSplit = o.horizon / 3
+	}
+	if r2.Bernoulli(0.06) {
+		p := faults.DefaultParams(o.horizon)
+		p.Crashes, p.Partitions, p.Spikes = 0, 0, 0
+		if alive := time.Duration(float64(eo.DefaultTiming().Alive) * o.timescale); o.latMax >= alive {
+			o.latMin, o.latMax = 0, alive/2
+		}
+		return &p
+	}
 	p := faults.Swarm(seed, limits)
 	return &p
 }
