@@ -209,9 +209,12 @@ func overview(w io.Writer) {
 	fmt.Fprintln(w, "usage: simrun [command] [arguments]")
 	fmt.Fprintln(w, "\nWith no command, runs the built-in scenario suite on seed 1 and prints a table.")
 	fmt.Fprintln(w, "\ncommands:")
+	width := 0
 	for _, n := range commandNames() {
-		c := commands[n]
-		fmt.Fprintf(w, "  %-8s %s\n", n, c.short)
+		width = max(width, len(n))
+	}
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].short)
 	}
 	fmt.Fprintln(w, "\n'simrun COMMAND -h' describes one command; 'simrun --version' names the build.")
 	fmt.Fprintln(w, "exit codes: 0 ok, 1 property violated or replay differs, 2 bad input or usage, 3 internal error, 4 inconclusive check (bound reached, sampled, property unknown)")

@@ -31,6 +31,8 @@ type Options struct {
 	Workers int
 	// NoSwarm and NoModel leave a part out (tests of one part).
 	NoSwarm, NoModel bool
+	// Configs, when set, names the portfolio configurations to check (default: all).
+	Configs []string
 	// Progress, when set, is told what runs ("swarm", "model even-stage").
 	Progress func(what string)
 }
@@ -99,7 +101,8 @@ func (r *Report) Vacuous() []PropRow {
 	return out
 }
 
-// Protocol runs protocol name's default swarm and model portfolio with coverage on.
+// Protocol runs protocol name's default swarm and model portfolio with coverage on (a
+// protocol without a registered model of its name has only its swarm).
 func Protocol(name string, o Options) (*Report, error) {
 	if len(sim.Rules(name)) == 0 {
 		return nil, fmt.Errorf("coverage: %q declares no rule map (protocols with one: %s)", name, strings.Join(sim.RuleMaps(), ", "))
@@ -129,14 +132,21 @@ func Protocol(name string, o Options) (*Report, error) {
 		rep.Parts = append(rep.Parts, &Part{Name: "swarm", What: fmt.Sprintf("simrun sweep %s --seeds 1-%d", sc, seeds),
 			Coverage: res.Coverage, Verdict: v, Seconds: time.Since(start).Seconds()})
 	}
-	if !o.NoModel {
-		m, err := model.Lookup(name)
-		if err != nil {
-			return nil, fmt.Errorf("coverage: %w", err)
-		}
+	if m, err := model.Lookup(name); err == nil && !o.NoModel {
 		configs := m.Portfolio
 		if len(configs) == 0 {
 			configs = []model.Config{{Name: "default"}}
+		}
+		if len(o.Configs) > 0 {
+			var picked []model.Config
+			for _, want := range o.Configs {
+				i := slices.IndexFunc(configs, func(c model.Config) bool { return c.Name == want })
+				if i < 0 {
+					return nil, fmt.Errorf("coverage: model %s has no portfolio configuration %q", name, want)
+				}
+				picked = append(picked, configs[i])
+			}
+			configs = picked
 		}
 		for _, c := range configs {
 			progress("model " + c.Name)
@@ -288,7 +298,7 @@ func (r *Report) union() {
 // rules × parts table, then vacuous properties.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "coverage of %s: %d parts\n", r.Protocol, len(r.Parts))
+	fmt.Fprintf(&b, "coverage of %s: %d %s\n", r.Protocol, len(r.Parts), map[bool]string{true: "part", false: "parts"}[len(r.Parts) == 1])
 	for i, p := range r.Parts {
 		fmt.Fprintf(&b, "  [%d] %-14s %-12s %6.1fs  %s\n", i+1, p.Name, p.Verdict, p.Seconds, p.What)
 	}

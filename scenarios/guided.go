@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +57,6 @@ type corpusEntry struct {
 	seed  uint64
 	plan  faults.Plan
 	names []string
-	span  time.Duration // the latest fault time of the plan, or the run's end
 }
 
 type guidedRun struct {
@@ -80,6 +80,11 @@ func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRan
 	count := run.Len()
 	rng := sim.NewRand(sim.StreamSeed(run.From, "guided", int64(run.To)))
 	var corpus []corpusEntry
+	// horizon is the latest fault time of every plan the scenario drew itself: mutated
+	// faults stay within it, so they settle as early as the scenario's own (a fault
+	// moved past the scenario's horizon would leave a liveness bound no time).
+	var horizon time.Duration
+	plans := &planDir{dir: o.ArtifactDir}
 	seen := map[uint64]struct{}{}
 	rulesSeen := map[int]struct{}{}
 	st := &GuidedStats{}
@@ -95,7 +100,7 @@ func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRan
 		for i := range batch {
 			if len(corpus) > 0 && rng.Float64() < frac {
 				e := corpus[rng.IntN(len(corpus))]
-				if p, ok := mutatePlan(rng, e, corpus); ok {
+				if p, ok := mutatePlan(rng, e, corpus, horizon); ok {
 					batch[i] = guidedRun{seed: e.seed, plan: &p, mutated: true}
 					continue
 				}
@@ -145,7 +150,7 @@ func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRan
 					st.FirstFailure = idxRun
 				}
 				if len(t.failures) < limit && batch[i].plan != nil {
-					if path, err := savePlan(o.ArtifactDir, sc.Name, idxRun, *batch[i].plan); err == nil {
+					if path, err := plans.save(sc.Name, idxRun, *batch[i].plan); err == nil {
 						rep.Verdict.Repro = Repro(sc.Name, batch[i].seed, nonDefaultOf(sc, o.Params), path)
 					}
 				}
@@ -154,9 +159,11 @@ func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRan
 			if o.OnRun != nil {
 				o.OnRun(batch[i].seed, rep)
 			}
+			if batch[i].plan == nil && rep.Faults.Len() > 0 {
+				horizon = max(horizon, time.Duration(rep.Faults.Events[rep.Faults.Len()-1].At))
+			}
 			if isNew(rep.Result.Coverage, seen, rulesSeen) {
-				e := corpusEntry{seed: batch[i].seed, plan: rep.Faults, names: rep.Result.Names(), span: time.Duration(rep.Result.Time)}
-				corpus = append(corpus, e)
+				corpus = append(corpus, corpusEntry{seed: batch[i].seed, plan: rep.Faults, names: rep.Result.Names()})
 			}
 			st.Features = append(st.Features, len(seen))
 			st.Rules = append(st.Rules, len(rulesSeen))
@@ -234,52 +241,144 @@ func bucket(n int64) int {
 	return 8
 }
 
-// mutatePlan draws a mutation of e's plan: one or two operators, repaired and
-// validated against e's nodes (ok false when the result is not a valid plan).
-func mutatePlan(r *sim.Rand, e corpusEntry, corpus []corpusEntry) (faults.Plan, bool) {
-	evs := slices.Clone(e.plan.Events)
-	span := max(e.span, time.Second)
-	crashable := e.names
+// intent is a fault and what ends it: a crash and its restart, a partition and its
+// heal, a cut and its restore (or heal); other faults (spikes, skews, bursts, a crash
+// the plan never ends) stand alone. Mutations move, drop and copy whole intents, so a
+// mutated plan ends its faults as the scenario's own plans do.
+type intent []faults.Event
+
+// intents groups a valid plan's events.
+func intents(p faults.Plan) []intent {
+	var out []intent
+	open := map[string]int{} // what is open → its intent's index
+	for _, e := range p.Events {
+		switch e.Kind {
+		case "crash", "crash-send":
+			open["node "+e.Node] = len(out)
+			out = append(out, intent{e})
+		case "restart":
+			if i, ok := open["node "+e.Node]; ok {
+				out[i] = append(out[i], e)
+				delete(open, "node "+e.Node)
+				continue
+			}
+			out = append(out, intent{e})
+		case "partition":
+			open["split"] = len(out)
+			out = append(out, intent{e})
+		case "cut":
+			open["cut "+e.From+" "+e.To] = len(out)
+			out = append(out, intent{e})
+		case "restore":
+			if i, ok := open["cut "+e.From+" "+e.To]; ok {
+				out[i] = append(out[i], e)
+				delete(open, "cut "+e.From+" "+e.To)
+				continue
+			}
+			out = append(out, intent{e})
+		case "heal":
+			// It ends the partition, or else the latest open cut.
+			k := "split"
+			if _, ok := open[k]; !ok {
+				k = ""
+				for o := range open {
+					if strings.HasPrefix(o, "cut ") && (k == "" || open[o] > open[k]) {
+						k = o
+					}
+				}
+			}
+			if i, ok := open[k]; ok && k != "" {
+				out[i] = append(out[i], e)
+				for o := range open {
+					if o == "split" || strings.HasPrefix(o, "cut ") {
+						delete(open, o)
+					}
+				}
+				continue
+			}
+			out = append(out, intent{e})
+		default:
+			out = append(out, intent{e})
+		}
+	}
+	return out
+}
+
+// shifted returns the intent moved by d, kept within [0, horizon].
+func (in intent) shifted(d, horizon time.Duration) intent {
+	out := slices.Clone(in)
+	first, last := time.Duration(in[0].At), time.Duration(in[len(in)-1].At)
+	d = max(d, -first)
+	d = min(d, horizon-last)
+	for i := range out {
+		out[i].At = faults.Duration(time.Duration(out[i].At) + d)
+	}
+	return out
+}
+
+// mutatePlan draws a mutation of e's plan — one or two operators over its intents —
+// keeping every fault within horizon, and repairs and validates it against e's nodes
+// (ok false when the result is not a valid plan).
+func mutatePlan(r *sim.Rand, e corpusEntry, corpus []corpusEntry, horizon time.Duration) (faults.Plan, bool) {
+	if horizon <= 0 {
+		return faults.Plan{}, false // no plan seen yet: nothing says when faults may happen
+	}
+	ins := intents(e.plan)
+	span := int64(horizon)
+	nodes := e.names
 	ops := 1 + r.IntN(2)
 	for k := 0; k < ops; k++ {
 		switch op := r.IntN(7); {
-		case op == 0 && len(evs) > 0: // shift a fault in time
-			i := r.IntN(len(evs))
-			d := time.Duration(r.Int64Range(-int64(span)/4, int64(span)/4))
-			evs[i].At = faults.Duration(max(0, time.Duration(evs[i].At)+d))
-		case op == 1 && len(evs) > 0: // drop a fault
-			i := r.IntN(len(evs))
-			evs = slices.Delete(evs, i, i+1)
-		case op == 2 && len(evs) > 0: // duplicate a fault at another time
-			c := evs[r.IntN(len(evs))]
-			c.At = faults.Duration(r.Int64Range(0, int64(span)))
-			evs = append(evs, c)
-		case op == 3 && len(evs) > 0: // retarget a node fault
-			i := r.IntN(len(evs))
-			if evs[i].Node != "" {
-				evs[i].Node = crashable[r.IntN(len(crashable))]
+		case op == 0 && len(ins) > 0: // shift an intent in time
+			i := r.IntN(len(ins))
+			ins[i] = ins[i].shifted(time.Duration(r.Int64Range(-span/4, span/4)), horizon)
+		case op == 1 && len(ins) > 0: // drop an intent
+			i := r.IntN(len(ins))
+			ins = slices.Delete(ins, i, i+1)
+		case op == 2 && len(ins) > 0: // copy an intent to another time
+			c := ins[r.IntN(len(ins))]
+			ins = append(ins, c.shifted(time.Duration(r.Int64Range(-span/2, span/2)), horizon))
+		case op == 3 && len(ins) > 0: // retarget a node's intent
+			i := r.IntN(len(ins))
+			if ins[i][0].Node != "" {
+				n := nodes[r.IntN(len(nodes))]
+				c := slices.Clone(ins[i])
+				for j := range c {
+					c[j].Node = n
+				}
+				ins[i] = c
 			}
-		case op == 4 && len(evs) > 0: // crash <-> crash-send
-			i := r.IntN(len(evs))
-			switch evs[i].Kind {
+		case op == 4 && len(ins) > 0: // crash <-> crash-send
+			i := r.IntN(len(ins))
+			c := slices.Clone(ins[i])
+			switch c[0].Kind {
 			case "crash":
-				evs[i].Kind, evs[i].For = "crash-send", faults.Duration(max(time.Millisecond, span/20))
+				w := time.Duration(span / 20)
+				if len(c) > 1 {
+					w = min(w, (time.Duration(c[1].At)-time.Duration(c[0].At))/2)
+				}
+				if w >= time.Millisecond {
+					c[0].Kind, c[0].For = "crash-send", faults.Duration(w)
+				}
 			case "crash-send":
-				evs[i].Kind, evs[i].For = "crash", 0
+				c[0].Kind, c[0].For = "crash", 0
 			}
-		case op == 5 && len(corpus) > 1: // splice in another run's faults (same nodes only)
+			ins[i] = c
+		case op == 5 && len(corpus) > 1: // splice in another run's intent (same nodes only)
 			o := corpus[r.IntN(len(corpus))]
-			if slices.Equal(o.names, e.names) && len(o.plan.Events) > 0 {
-				j := r.IntN(len(o.plan.Events))
-				evs = append(evs, o.plan.Events[j:min(len(o.plan.Events), j+2)]...)
+			if os := intents(o.plan); slices.Equal(o.names, e.names) && len(os) > 0 {
+				ins = append(ins, os[r.IntN(len(os))])
 			}
 		default: // a fresh crash and restart
-			n := crashable[r.IntN(len(crashable))]
-			at := time.Duration(r.Int64Range(0, int64(span)))
-			down := time.Duration(r.Int64Range(int64(time.Millisecond), int64(span)/4+int64(time.Millisecond)))
-			evs = append(evs, faults.Event{At: faults.Duration(at), Kind: "crash", Node: n},
-				faults.Event{At: faults.Duration(at + down), Kind: "restart", Node: n})
+			n := nodes[r.IntN(len(nodes))]
+			at := time.Duration(r.Int64Range(0, span*3/4))
+			down := time.Duration(r.Int64Range(int64(time.Millisecond), span/4+int64(time.Millisecond)))
+			ins = append(ins, intent{{At: faults.Duration(at), Kind: "crash", Node: n}, {At: faults.Duration(min(horizon, at+down)), Kind: "restart", Node: n}})
 		}
+	}
+	var evs []faults.Event
+	for _, in := range ins {
+		evs = append(evs, in...)
 	}
 	slices.SortStableFunc(evs, func(a, b faults.Event) int {
 		switch {
@@ -297,20 +396,23 @@ func mutatePlan(r *sim.Rand, e corpusEntry, corpus []corpusEntry) (faults.Plan, 
 	return p, true
 }
 
-// savePlan writes a failing mutated run's plan (for its repro command) into dir, or a
-// temporary directory when dir is "".
-func savePlan(dir, scenario string, run int, p faults.Plan) (string, error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "simrun-guided-*")
+// planDir writes the plans of a guided sweep's listed failing mutated runs (for their
+// repro commands): into the sweep's artifact directory, or one temporary directory
+// made for the sweep when it has none.
+type planDir struct{ dir string }
+
+func (d *planDir) save(scenario string, run int, p faults.Plan) (string, error) {
+	if d.dir == "" {
+		t, err := os.MkdirTemp("", "simrun-guided-*")
 		if err != nil {
 			return "", err
 		}
-		dir = d
+		d.dir = t
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-run%d-faults.json", slug(scenario), run))
+	path := filepath.Join(d.dir, fmt.Sprintf("%s-run%d-faults.json", slug(scenario), run))
 	return path, os.WriteFile(path, p.JSON(), 0o644)
 }
 
