@@ -36,7 +36,7 @@ func init() {
 	})
 	register(&command{
 		name:  "sweep",
-		args:  "SCENARIO --seeds A-B [--workers N] [--shard i/n] [--json FILE] [-p name=value]... [--failures N] [--artifacts DIR] [--coverage] [--guided] [--shrink] [--progress auto|always|never]",
+		args:  "SCENARIO --seeds A-B [--workers N] [--shard i/n] [--json FILE] [-p name=value]... [--failures N] [--artifacts DIR] [--coverage] [--guided] [--fail-fast] [--shrink] [--progress auto|always|never]",
 		short: "run a scenario on a range of seeds in parallel; summary per verdict class, exit 1 if any seed failed",
 		run:   cmdSweep,
 	})
@@ -190,6 +190,7 @@ func cmdSweep(e *env, args []string) error {
 	reportDir := fs.String("report", "", "write a browsable report to `DIR`: verdicts, distributions across seeds, and a run report per listed failing seed")
 	progressMode := fs.String("progress", "auto", "progress on stderr: "+progressModes+" (auto: a live line on a terminal, a line every ~10s otherwise)")
 	guided := fs.Bool("guided", false, "guided sweep: half the runs mutate the fault plans of earlier runs that reached a new rule or call shape (deterministic; coverage on)")
+	failFast := fs.Bool("fail-fast", false, "stop at the lowest failing seed (seeds above it are not started; the counts cover the seeds that ran, so the result cannot be merged)")
 	shrink := fs.Bool("shrink", false, "shrink the lowest failing seed to a minimal failing run (plan and trace in --artifacts DIR, or a new temporary directory)")
 	withCoverage := fs.Bool("coverage", false, "count the protocol rules every run reaches and what each property judged; print (and --json, --report) them")
 	var ps multiFlag
@@ -248,7 +249,10 @@ func cmdSweep(e *env, args []string) error {
 	}
 	o := scenarios.SweepOptions{
 		Scenario: sc.Name, Params: params, From: seeds.From, To: seeds.To, Workers: *workers,
-		Shard: shard, Shards: shards, FailureLimit: *failures, ArtifactDir: *artifacts, Coverage: *withCoverage, Guided: *guided,
+		Shard: shard, Shards: shards, FailureLimit: *failures, ArtifactDir: *artifacts, Coverage: *withCoverage, Guided: *guided, StopAtFailure: *failFast,
+	}
+	if *failFast && shards > 0 {
+		return usageErr("sweep: --fail-fast cannot be sharded: its counts depend on where it stopped")
 	}
 	if *reportDir != "" {
 		if err := writableDir(*reportDir); err != nil {

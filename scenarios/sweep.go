@@ -201,6 +201,9 @@ type SweepResult struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Coverage is the sweep's rule and property coverage (SweepOptions.Coverage).
 	Coverage *Coverage `json:"coverage,omitempty"`
+	// FailFast says the sweep stopped at its lowest failing seed (StopAtFailure): its
+	// counts cover the seeds that ran, which merge refuses.
+	FailFast bool `json:"fail_fast,omitempty"`
 	// Guided says the sweep was guided; GuidedStats is what it learned (not merged:
 	// each shard keeps its own corpus).
 	Guided      bool         `json:"guided,omitempty"`
@@ -326,6 +329,7 @@ func Sweep(o SweepOptions) (*SweepResult, error) {
 	res := &SweepResult{
 		Format: SweepFormat, Scenario: sc.Name, Params: ps.Values(), Seeds: whole,
 		ByProperty: map[string]*ClassCounts{}, FailureLimit: limit, Failures: []checker.Verdict{},
+		FailFast: o.StopAtFailure,
 	}
 	run, nonEmpty := whole, true
 	if o.Shards > 0 {
@@ -513,6 +517,9 @@ func MergeSweeps(parts []*SweepResult, names []string) (*SweepResult, error) {
 		}
 		if p.Interrupted {
 			return nil, inputErr("merge: %s: an interrupted sweep (%d seeds ran): run its shard again", name(i), p.Runs)
+		}
+		if p.FailFast {
+			return nil, inputErr("merge: %s: a --fail-fast sweep (its counts stop at its first failure): run its shard again without it", name(i))
 		}
 		if p.Shard == nil {
 			if len(parts) == 1 {
@@ -776,6 +783,9 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 	}
 	if r.Interrupted {
 		fmt.Fprintf(&b, "interrupted: only the first %d seeds of the range ran (a partial result)\n", r.Runs)
+	}
+	if r.FailFast && r.Failed > 0 && len(r.Failures) > 0 {
+		fmt.Fprintf(&b, "fail-fast: stopped at the lowest failing seed, %d (seeds above it did not start)\n", r.Failures[0].Seed)
 	}
 	fmt.Fprintf(&b, "totals    %d events, %d messages\n", r.Events, r.Messages)
 	if g := r.GuidedStats; g != nil {
