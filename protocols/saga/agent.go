@@ -25,34 +25,14 @@ type Options struct {
 	// AllToAll exchanges connectivity with every agent instead of along the line (the
 	// baseline the paper's line is measured against).
 	AllToAll bool
-	// Policy plants deliberate bugs (tests and -p bug=…); nil is the protocol.
+	// Policy plants deliberate bugs (tests and -p bug=…): hooks at the decision
+	// points (policy.go); nil is the protocol.
 	Policy *Policy
 
 	graphs map[SecKey]*Graph
 	ids    map[string]sim.NodeID
 	line   []string // agents sorted by name: the connectivity line (Fig. 3)
 }
-
-// Policy holds the planted bugs of broken variants, each a function the correct
-// protocol does without. They are set by scenarios and tests, never by the protocol.
-type Policy struct {
-	// EagerCompensation compensates a processed section without waiting for the
-	// sections after it (breaks SG-3's reverse order).
-	EagerCompensation bool
-	// RerunDuplicates runs an incoming action again when its request is redelivered
-	// (breaks SG-P3).
-	RerunDuplicates bool
-	// CompensateNeverRun calls the compensation action of a section that never ran
-	// (breaks the null-compensation rule).
-	CompensateNeverRun bool
-	// RunAfterAbort runs a section whose request arrives after the transaction
-	// aborted and closed it as null (a dangling action).
-	RunAfterAbort bool
-	// ForgetCompensation leaves compensations out of the log (breaks log replay).
-	ForgetCompensation bool
-}
-
-func (p *Policy) on(f func(*Policy) bool) bool { return p != nil && f(p) }
 
 // Prepare validates the options and precomputes every transaction graph.
 func (o *Options) Prepare() error {
@@ -201,14 +181,7 @@ func txKey(id TrID) string { return "tx/" + id.String() }
 // step: the log and the state change are atomic together.
 func (a *Agent) persist(t *Tx) {
 	rec := sim.DeepCopy(*t)
-	if a.O.Policy.on(func(p *Policy) bool { return p.ForgetCompensation }) {
-		// the planted bug: compensations reach the service, never the log
-		for _, o := range rec.Own {
-			if o.State == ProcessedCompensation {
-				o.State = Processed
-			}
-		}
-	}
+	a.logged(&rec)
 	a.out.Store(txKey(t.ID), rec)
 	a.flushDB()
 }
@@ -386,21 +359,14 @@ func (a *Agent) arrive(t *Tx, k SecKey, from SecKey, data Data) {
 	if o == nil {
 		return
 	}
-	switch {
-	case o.State == Null && !a.O.Policy.on(func(p *Policy) bool { return p.RunAfterAbort }):
-		// SG-3: the transaction stopped before this section ran (abort made it null);
-		// a late request (a delayed message, a re-send) must not run it.
-		a.out.Observe(ObsLate, Late{Tr: t.ID, Sec: k})
-		return
-	case o.State == Null:
-		a.run(t, k, o, data) // the planted bug: a dangling action
-		return
-	case o.State != Pendant && o.State != Processing:
-		// SG-P3: a redelivered request runs nothing twice.
-		if o.State == Processed && a.O.Policy.on(func(p *Policy) bool { return p.RerunDuplicates }) {
-			a.run(t, k, o, data)
+	if !a.runs(o.State) {
+		if o.State == Null {
+			// SG-3: the transaction stopped before this section ran (abort made it
+			// null); a late request (a delayed message, a re-send) must not run it.
+			a.out.Observe(ObsLate, Late{Tr: t.ID, Sec: k})
 			return
 		}
+		// SG-P3: a redelivered request runs nothing twice.
 		a.out.Observe(ObsDuplicate, Duplicate{Tr: t.ID, Sec: k, State: o.State})
 		return
 	}
@@ -571,10 +537,7 @@ func (a *Agent) abort(t *Tx, why string) {
 	for _, st := range sortedKeys(t.Own) {
 		o := t.Own[st]
 		k := SecKey{a.S.Name, st}
-		if o.State == Pendant || o.State == Processing {
-			if a.O.Policy.on(func(p *Policy) bool { return p.CompensateNeverRun }) {
-				a.call(t, k, a.O.Conf.Section(k).Compensation, o.Out, true)
-			}
+		if (o.State == Pendant || o.State == Processing) && !a.compensates(o.State) {
 			o.State = Null
 			t.Known[k.String()] = Null
 			a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Null})
@@ -599,7 +562,7 @@ func (a *Agent) progress(t *Tx) {
 			for i := len(g.Sections) - 1; i >= 0; i-- {
 				k := g.Sections[i]
 				o := t.Own[k.St]
-				if k.Agent != a.S.Name || o == nil || o.State != Processed {
+				if k.Agent != a.S.Name || o == nil || o.State.settled() || !a.compensates(o.State) {
 					continue
 				}
 				ready := true
@@ -608,7 +571,7 @@ func (a *Agent) progress(t *Tx) {
 						ready = false
 					}
 				}
-				if !ready && !a.O.Policy.on(func(p *Policy) bool { return p.EagerCompensation }) {
+				if !a.ready(t, k, ready) {
 					continue
 				}
 				a.compensate(t, k, o)

@@ -226,7 +226,7 @@ func TestBrokenVariantsCaughtBySweep(t *testing.T) {
 	}{
 		{"eager-compensation", "saga/parallel", []string{PropOrder}},
 		{"rerun-duplicates", "saga/crash", []string{PropOnce}},
-		{"compensate-never-run", "saga/parallel", []string{PropNull}},
+		{"compensate-never-run", "saga/parallel", []string{PropNull, PropOrder}},
 		{"run-after-abort", "saga/parallel", []string{PropDangling}},
 		{"forget-compensation", "saga/swarm", []string{PropReplay, PropOnce}},
 	} {

@@ -30,25 +30,6 @@ func withParams(extra ...scenarios.Param) []scenarios.Param {
 	return append(slices.Clone(commonParams), extra...)
 }
 
-// Policy returns the planted bug a -p bug=… value names.
-func Policy(name string) (*saga.Policy, error) {
-	switch name {
-	case "none", "":
-		return nil, nil
-	case "eager-compensation":
-		return &saga.Policy{EagerCompensation: true}, nil
-	case "rerun-duplicates":
-		return &saga.Policy{RerunDuplicates: true}, nil
-	case "compensate-never-run":
-		return &saga.Policy{CompensateNeverRun: true}, nil
-	case "run-after-abort":
-		return &saga.Policy{RunAfterAbort: true}, nil
-	case "forget-compensation":
-		return &saga.Policy{ForgetCompensation: true}, nil
-	}
-	return nil, fmt.Errorf("parameter bug=%q: want none, eager-compensation, rerun-duplicates, compensate-never-run, run-after-abort or forget-compensation", name)
-}
-
 // kind is how a scenario builds its system, workload and faults.
 type kind struct {
 	name, help string
