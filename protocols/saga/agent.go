@@ -136,6 +136,8 @@ type Agent struct {
 	self sim.NodeID
 	out  *sim.Outbox
 	db   DB
+	// replaying is set while a restart replays the log (coverage of its rules).
+	replaying bool
 }
 
 // New returns the constructor of node i.
@@ -159,7 +161,9 @@ func (a *Agent) Handle(in sim.Input, out *sim.Outbox) {
 		a.startConn()
 	case sim.Restart:
 		a.reset()
+		a.replaying = true
 		a.replay(in.Stable)
+		a.replaying = false
 		a.startConn()
 	case sim.Receive:
 		a.receive(in.From, in.Msg)
@@ -215,12 +219,14 @@ func (a *Agent) replay(st sim.StableView) {
 		}
 	}
 	a.out.Observe(ObsReplayed, Replayed{Agent: a.S.Name, Lines: a.Summary()})
+	a.out.Cover(ruleReplay)
 	for _, id := range a.txIDs() {
 		t := a.S.Txs[id]
 		for _, stn := range sortedKeys(t.Own) {
 			o := t.Own[stn]
 			k := SecKey{a.S.Name, stn}
 			if o.State == Processed || o.State == Failed || o.State == ProcessedCompensation || o.State == Null {
+				a.out.Cover(ruleReplaySend)
 				a.notify(t, k, o.State, false)
 			}
 			if o.State == Processed {
@@ -231,6 +237,7 @@ func (a *Agent) replay(st sim.StableView) {
 			a.notifyAbort(t)
 		}
 		if t.Outcome == Committed && t.ID.Init == a.S.Name {
+			a.out.Cover(ruleReplayDec)
 			for _, p := range a.O.Graph(t.Start).Agents {
 				if p != a.S.Name {
 					a.send(p, pkey(p, "decision", t.ID, SecKey{}, 0), Note{From: a.S.Name, Tr: t.ID, Start: t.Start, Input: t.Input, Decision: Committed})
@@ -300,6 +307,7 @@ func (a *Agent) receive(from sim.NodeID, m sim.Message) {
 	case Beat:
 		a.beat(m)
 	case Hello:
+		a.out.Cover(ruleHello)
 		a.hear(m.From)
 		a.flush(m.From)
 	}
@@ -312,6 +320,7 @@ func (a *Agent) start(m StartTx) {
 		a.out.Observe(ObsRefused, Refused{Agent: a.S.Name, Start: m.Start, Why: "no such start section at this agent"})
 		return
 	}
+	a.out.Cover(ruleStart)
 	a.S.Seq++
 	a.out.Store("seq", a.S.Seq)
 	id := TrID{Init: a.S.Name, Seq: a.S.Seq}
@@ -363,10 +372,12 @@ func (a *Agent) arrive(t *Tx, k SecKey, from SecKey, data Data) {
 		if o.State == Null {
 			// SG-3: the transaction stopped before this section ran (abort made it
 			// null); a late request (a delayed message, a re-send) must not run it.
+			a.out.Cover(ruleLate)
 			a.out.Observe(ObsLate, Late{Tr: t.ID, Sec: k})
 			return
 		}
 		// SG-P3: a redelivered request runs nothing twice.
+		a.out.Cover(ruleDuplicate)
 		a.out.Observe(ObsDuplicate, Duplicate{Tr: t.ID, Sec: k, State: o.State})
 		return
 	}
@@ -377,10 +388,14 @@ func (a *Agent) arrive(t *Tx, k SecKey, from SecKey, data Data) {
 	for _, p := range g.Preds[k] {
 		if !slices.Contains(o.Got, p) {
 			// A join: wait for every predecessor's request.
+			a.out.Cover(ruleJoinWait)
 			o.State, o.In = Processing, data
 			a.persist(t)
 			return
 		}
+	}
+	if len(g.Preds[k]) > 1 {
+		a.out.Cover(ruleJoinRun)
 	}
 	a.run(t, k, o, data)
 }
@@ -392,6 +407,7 @@ func (a *Agent) run(t *Tx, k SecKey, o *Own, data Data) {
 	o.In = data
 	outData, ok, why := a.call(t, k, sec.Incoming, data, false)
 	if !ok {
+		a.out.Cover(ruleFail)
 		o.State = Failed
 		t.Known[k.String()] = Failed
 		a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Failed, Why: why})
@@ -400,10 +416,14 @@ func (a *Agent) run(t *Tx, k SecKey, o *Own, data Data) {
 		a.progress(t)
 		return
 	}
+	a.out.Cover(ruleRun)
 	o.State, o.Out = Processed, outData
 	a.learn(t, k, Processed)
 	g := a.O.Graph(t.Start)
 	ends := slices.Contains(g.Ends, k)
+	if ends {
+		a.out.Cover(ruleEnd)
+	}
 	a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Processed, EndsSt: ends})
 	a.notify(t, k, Processed, ends)
 	if !t.Aborted {
@@ -425,15 +445,21 @@ func (a *Agent) call(t *Tx, k SecKey, action string, in Data, comp bool) (Data, 
 
 // forward sends the section's output to the next sections (SG-2 step 5).
 func (a *Agent) forward(t *Tx, k SecKey, data Data) {
-	for _, n := range a.O.Graph(t.Start).Succs[k] {
+	succs := a.O.Graph(t.Start).Succs[k]
+	if len(succs) > 1 {
+		a.out.Cover(ruleParallel)
+	}
+	for _, n := range succs {
 		if t.Known[n.String()] != Pendant && t.Known[n.String()] != Processing {
 			continue
 		}
 		m := Req{Tr: t.ID, Start: t.Start, Input: t.Input, Sec: n, From: k, Data: data}
 		if n.Agent == a.S.Name {
+			a.out.Cover(ruleNextLocal)
 			a.arrive(t, n, k, data)
 			continue
 		}
+		a.out.Cover(ruleNext)
 		a.send(n.Agent, pkey(n.Agent, "req", t.ID, n, 0), m)
 	}
 }
@@ -468,6 +494,9 @@ func (a *Agent) note(m Note) {
 	a.reply(from, Ack{Tr: m.Tr, Sec: m.Sec, Status: m.Status, Abort: m.Abort, Decision: m.Decision})
 	if m.Decision == Committed {
 		// The initiator's commit decision: every section was processed.
+		if t.Outcome == Running {
+			a.out.Cover(ruleCommitted)
+		}
 		for _, k := range a.O.Graph(t.Start).Sections {
 			t.Known[k.String()] = Processed
 		}
@@ -476,15 +505,23 @@ func (a *Agent) note(m Note) {
 	}
 	if m.Abort {
 		if !t.Aborted && t.Outcome != Committed {
+			a.out.Cover(ruleAbortNote)
 			a.abort(t, "aborted by "+from)
 		}
 		a.progress(t)
 		a.persist(t)
 		return
 	}
+	switch m.Status {
+	case Processed:
+		a.out.Cover(ruleNotice)
+	case ProcessedCompensation, Null:
+		a.out.Cover(ruleUndone)
+	}
 	a.learn(t, m.Sec, m.Status)
 	if m.Status == Failed && !t.Aborted {
 		// SG-3 step 2: the stop message.
+		a.out.Cover(ruleStop)
 		a.abort(t, "section "+m.Sec.String()+" failed")
 	}
 	a.progress(t)
@@ -538,6 +575,7 @@ func (a *Agent) abort(t *Tx, why string) {
 		o := t.Own[st]
 		k := SecKey{a.S.Name, st}
 		if (o.State == Pendant || o.State == Processing) && !a.compensates(o.State) {
+			a.out.Cover(ruleNull)
 			o.State = Null
 			t.Known[k.String()] = Null
 			a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Null})
@@ -565,14 +603,22 @@ func (a *Agent) progress(t *Tx) {
 				if k.Agent != a.S.Name || o == nil || o.State.settled() || !a.compensates(o.State) {
 					continue
 				}
-				ready := true
+				ready, gone := true, false
 				for _, n := range g.Succs[k] {
-					if !t.Known[n.String()].settled() && !a.S.Gone[n.Agent] {
-						ready = false
+					if !t.Known[n.String()].settled() {
+						if a.S.Gone[n.Agent] {
+							gone = true
+						} else {
+							ready = false
+						}
 					}
 				}
 				if !a.ready(t, k, ready) {
+					a.out.Cover(ruleReverse)
 					continue
+				}
+				if ready && gone {
+					a.out.Cover(ruleNoWait)
 				}
 				a.compensate(t, k, o)
 				again = true
@@ -593,6 +639,7 @@ func (a *Agent) progress(t *Tx) {
 		return
 	}
 	if t.Aborted {
+		a.out.Cover(ruleEnded)
 		a.decide(t, Compensated)
 		return
 	}
@@ -602,6 +649,7 @@ func (a *Agent) progress(t *Tx) {
 	if a.S.Name != t.ID.Init {
 		return
 	}
+	a.out.Cover(ruleCommit)
 	a.decide(t, Committed)
 	for _, p := range g.Agents {
 		if p != a.S.Name {
@@ -623,6 +671,10 @@ func (a *Agent) decide(t *Tx, o Outcome) {
 // compensate runs a processed section's compensation action with its output data
 // (SG-3 step 3) and tells the others (step 4).
 func (a *Agent) compensate(t *Tx, k SecKey, o *Own) {
+	a.out.Cover(ruleCompensate)
+	if a.replaying {
+		a.out.Cover(ruleReplayComp)
+	}
 	sec := a.O.Conf.Section(k)
 	_, ok, why := a.call(t, k, sec.Compensation, o.Out, true)
 	if !ok {
@@ -647,6 +699,7 @@ func pkey(to, kind string, tr TrID, k SecKey, s Status) string {
 func (a *Agent) send(to, key string, m sim.Message) {
 	a.S.Pending[key] = pend{To: to, Msg: m}
 	if a.S.View[to].Lost {
+		a.out.Cover(rulePause)
 		return
 	}
 	a.out.Send(a.O.ids[to], m)
@@ -680,6 +733,9 @@ func (a *Agent) timer(id string) {
 				a.out.Send(a.O.ids[p.To], p.Msg)
 				any = true
 			}
+		}
+		if any {
+			a.out.Cover(ruleRetry)
 		}
 		if any || len(a.S.Pending) > 0 {
 			a.armRetry()

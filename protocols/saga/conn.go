@@ -46,12 +46,14 @@ func (a *Agent) neighbours() []string {
 		if !a.S.Gone[a.O.line[j]] {
 			break
 		}
+		a.out.Cover(ruleRearranged)
 	}
 	for j := i + 1; j < len(a.O.line); j++ {
 		out = append(out, a.O.line[j])
 		if !a.S.Gone[a.O.line[j]] {
 			break
 		}
+		a.out.Cover(ruleRearranged)
 	}
 	slices.Sort(out)
 	return out
@@ -69,11 +71,13 @@ func (a *Agent) tick() {
 	for _, n := range a.O.line {
 		view = append(view, a.S.View[n])
 	}
+	a.out.Cover(ruleExchange)
 	for _, n := range a.neighbours() {
 		a.out.Send(a.O.ids[n], Beat{From: a.S.Name, View: view})
 	}
 	for _, n := range a.watched() {
 		if e := a.S.View[n]; !e.Lost && a.now-a.S.LastHeard[n] > timeOf(a.O.Timeout) {
+			a.out.Cover(ruleDetect)
 			a.apply(Entry{Agent: n, Gen: e.Gen + 1, Lost: true})
 		}
 	}
@@ -91,11 +95,13 @@ func (a *Agent) beat(m Beat) {
 		if e.Agent == a.S.Name {
 			if e.Lost && e.Gen >= cur.Gen {
 				// Others think this agent lost: it is not; a newer generation says so.
+				a.out.Cover(ruleRefute)
 				a.S.View[a.S.Name] = Entry{Agent: a.S.Name, Gen: e.Gen + 1}
 			}
 			continue
 		}
 		if e.Gen > cur.Gen {
+			a.out.Cover(ruleSpread)
 			a.apply(e)
 		}
 	}
@@ -120,12 +126,18 @@ func (a *Agent) apply(e Entry) {
 	case !old.Lost && e.Lost:
 		// Lost: report it (the view spreads along the line), pause (send keeps
 		// messages to it), and wait the grace period.
+		a.out.Cover(ruleLost)
 		a.S.LostSince[e.Agent] = a.now
 		a.out.Observe(ObsLost, ConnEv{Agent: a.S.Name, Peer: e.Agent})
 		a.out.SetTimer(sim.TimerID("grace/"+e.Agent), a.O.Grace)
 	case old.Lost && !e.Lost:
 		// Back: within the grace period the paused work resumes; after it, the line
 		// is re-arranged back and the cleanup it owes reaches it.
+		if a.S.Gone[e.Agent] {
+			a.out.Cover(ruleBack)
+		} else {
+			a.out.Cover(ruleResume)
+		}
 		a.out.Observe(ObsBack, ConnEv{Agent: a.S.Name, Peer: e.Agent})
 		delete(a.S.LostSince, e.Agent)
 		delete(a.S.Gone, e.Agent)
@@ -142,6 +154,7 @@ func (a *Agent) graceOver(n string) {
 	if !a.S.View[n].Lost {
 		return
 	}
+	a.out.Cover(ruleGrace)
 	a.S.Gone[n] = true
 	a.out.Observe(ObsGraceOver, ConnEv{Agent: a.S.Name, Peer: n})
 	for _, w := range a.watched() {
@@ -151,9 +164,16 @@ func (a *Agent) graceOver(n string) {
 	}
 	for _, id := range a.txIDs() {
 		t := a.S.Txs[id]
-		if t.Outcome != Running || t.Aborted || t.ID.Init != a.S.Name {
+		if t.Outcome != Running || t.Aborted {
+			continue
+		}
+		if t.ID.Init != a.S.Name {
 			// Only the initiator gives up on a lost agent's part: it is also the one
-			// that decides a commit, so an abort and a commit never cross.
+			// that decides a commit, so an abort and a commit never cross. A lost
+			// initiator leaves the transaction paused here until it is back.
+			if t.ID.Init == n {
+				a.out.Cover(ruleWaitInit)
+			}
 			continue
 		}
 		g := a.O.Graph(t.Start)
@@ -167,6 +187,7 @@ func (a *Agent) graceOver(n string) {
 			}
 		}
 		if needed {
+			a.out.Cover(ruleGiveUp)
 			a.abort(t, "agent "+n+" lost past the grace period")
 			a.notifyAbort(t)
 			a.progress(t)
