@@ -125,6 +125,8 @@ type state struct {
 	LastHeard map[string]sim.Time
 	LostSince map[string]sim.Time
 	Gone      map[string]bool
+	// Tried lists the lost agents sent a connectivity message since they were lost.
+	Tried map[string]bool
 }
 
 // Agent is one microservice's agent and the microservice itself (a node).
@@ -136,8 +138,6 @@ type Agent struct {
 	self sim.NodeID
 	out  *sim.Outbox
 	db   DB
-	// replaying is set while a restart replays the log (coverage of its rules).
-	replaying bool
 }
 
 // New returns the constructor of node i.
@@ -161,9 +161,7 @@ func (a *Agent) Handle(in sim.Input, out *sim.Outbox) {
 		a.startConn()
 	case sim.Restart:
 		a.reset()
-		a.replaying = true
 		a.replay(in.Stable)
-		a.replaying = false
 		a.startConn()
 	case sim.Receive:
 		a.receive(in.From, in.Msg)
@@ -174,7 +172,7 @@ func (a *Agent) Handle(in sim.Input, out *sim.Outbox) {
 
 func (a *Agent) reset() {
 	a.S = state{Name: a.S.Name, DB: map[string]int64{}, Txs: map[TrID]*Tx{}, Pending: map[string]pend{},
-		View: map[string]Entry{}, LastHeard: map[string]sim.Time{}, LostSince: map[string]sim.Time{}, Gone: map[string]bool{}}
+		View: map[string]Entry{}, LastHeard: map[string]sim.Time{}, LostSince: map[string]sim.Time{}, Gone: map[string]bool{}, Tried: map[string]bool{}}
 }
 
 // ---- log (SG-4 crash extension) ----
@@ -298,7 +296,7 @@ func (a *Agent) receive(from sim.NodeID, m sim.Message) {
 	case Ack:
 		switch {
 		case m.Req:
-			delete(a.S.Pending, pkey(a.O.Names[from], "req", m.Tr, m.Sec, 0))
+			delete(a.S.Pending, reqKey(a.O.Names[from], m.Tr, m.Sec, m.Join))
 		case m.Decision != Running:
 			delete(a.S.Pending, pkey(a.O.Names[from], "decision", m.Tr, SecKey{}, 0))
 		default:
@@ -355,7 +353,7 @@ func (a *Agent) request(m Req) {
 		return
 	}
 	t := a.record(m.Tr, m.Start, m.Input)
-	a.reply(m.From.Agent, Ack{Tr: m.Tr, Sec: m.Sec, Req: true})
+	a.reply(m.From.Agent, Ack{Tr: m.Tr, Sec: m.Sec, Req: true, Join: a.joinFrom(t, m.Sec, m.From)})
 	if m.From != (SecKey{}) {
 		a.learn(t, m.From, Processed)
 	}
@@ -460,7 +458,7 @@ func (a *Agent) forward(t *Tx, k SecKey, data Data) {
 			continue
 		}
 		a.out.Cover(ruleNext)
-		a.send(n.Agent, pkey(n.Agent, "req", t.ID, n, 0), m)
+		a.send(n.Agent, reqKey(n.Agent, t.ID, n, a.joinFrom(t, n, k)), m)
 	}
 }
 
@@ -672,9 +670,6 @@ func (a *Agent) decide(t *Tx, o Outcome) {
 // (SG-3 step 3) and tells the others (step 4).
 func (a *Agent) compensate(t *Tx, k SecKey, o *Own) {
 	a.out.Cover(ruleCompensate)
-	if a.replaying {
-		a.out.Cover(ruleReplayComp)
-	}
 	sec := a.O.Conf.Section(k)
 	_, ok, why := a.call(t, k, sec.Compensation, o.Out, true)
 	if !ok {
@@ -692,6 +687,24 @@ func (a *Agent) compensate(t *Tx, k SecKey, o *Own) {
 
 func pkey(to, kind string, tr TrID, k SecKey, s Status) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", to, kind, tr, k, s)
+}
+
+// reqKey keys the request for section k (from predecessor join, when k is a join).
+func reqKey(to string, tr TrID, k SecKey, join string) string {
+	key := pkey(to, "req", tr, k, 0)
+	if join != "" {
+		key += "|" + join
+	}
+	return key
+}
+
+// joinFrom names predecessor from when k is a join (its requests are told apart),
+// and is empty otherwise.
+func (a *Agent) joinFrom(t *Tx, k, from SecKey) string {
+	if len(a.O.Graph(t.Start).Preds[k]) > 1 {
+		return from.String()
+	}
+	return ""
 }
 
 // send sends m and keeps it until it is acknowledged; to an agent thought lost it is

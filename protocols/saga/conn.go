@@ -73,7 +73,12 @@ func (a *Agent) tick() {
 	}
 	a.out.Cover(ruleExchange)
 	for _, n := range a.neighbours() {
+		// SG-4: a lost neighbour is still sent its beat, during the grace period and
+		// after it.
 		a.out.Send(a.O.ids[n], Beat{From: a.S.Name, View: view})
+		if a.S.View[n].Lost {
+			a.S.Tried[n] = true
+		}
 	}
 	for _, n := range a.watched() {
 		if e := a.S.View[n]; !e.Lost && a.now-a.S.LastHeard[n] > timeOf(a.O.Timeout) {
@@ -128,6 +133,7 @@ func (a *Agent) apply(e Entry) {
 		// messages to it), and wait the grace period.
 		a.out.Cover(ruleLost)
 		a.S.LostSince[e.Agent] = a.now
+		delete(a.S.Tried, e.Agent)
 		a.out.Observe(ObsLost, ConnEv{Agent: a.S.Name, Peer: e.Agent})
 		a.out.SetTimer(sim.TimerID("grace/"+e.Agent), a.O.Grace)
 	case old.Lost && !e.Lost:
@@ -156,7 +162,7 @@ func (a *Agent) graceOver(n string) {
 	}
 	a.out.Cover(ruleGrace)
 	a.S.Gone[n] = true
-	a.out.Observe(ObsGraceOver, ConnEv{Agent: a.S.Name, Peer: n})
+	a.out.Observe(ObsGraceOver, GraceEv{Agent: a.S.Name, Peer: n, Tried: a.S.Tried[n]})
 	for _, w := range a.watched() {
 		if _, ok := a.S.LostSince[w]; !ok {
 			a.S.LastHeard[w] = a.now // a new neighbour: give it a full timeout

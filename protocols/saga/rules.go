@@ -56,13 +56,13 @@ var (
 	ruleReplay     = rules.Rule("SG-4 replay", "a restarted agent rebuilds its transactions, data and sequence from its log")
 	ruleReplaySend = rules.Rule("SG-4 replay resend", "a restarted agent re-sends the notices and requests its log owes")
 	ruleReplayDec  = rules.Rule("SG-4 replay decision", "a restarted initiator re-sends the commit its log holds")
-	ruleReplayComp = rules.Rule("SG-4 replay compensate", "a restarted agent runs the compensations that are due")
 	ruleHello      = rules.Rule("SG-4 reconnect", "a restarted agent says hello: the others re-send what it missed")
 )
 
 func init() {
 	rules.Unbranched("SG-1 configuration", "parsed before any run, outside the handlers (config.go); config_test.go pins every error")
 	rules.Unbranched("SG-2 participants", "every agent holds the whole configuration: Options.Prepare computes each start's graph before the run")
+	rules.Unbranched("SG-4 replay compensate", "a step logs its compensations with it (atomic steps), so a restart never finds one due in its log; replay calls progress all the same (the forget-compensation variant reaches it)")
 	rules.Unbranched("SG-4 log atomic", "a handler call is atomic: persist writes the record and the service's data with the step's other effects")
 	rules.Unbranched("SG-4 segments", "every agent runs the same rules on its own view: a segment cut off from the rest recovers by itself with no code of its own")
 }

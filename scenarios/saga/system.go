@@ -125,7 +125,8 @@ compensation_action(payment, undoReceipt).
 // genConfig draws a saga graph from r: of maxAgents agents (all of them in the
 // configuration, some without sections), a main sub-transaction along distinct
 // agents, and branches (next/3) from some of its sections, each a short path of its
-// own. It returns the configuration text (which goes through the parser) and the
+// own, the first of which may join the main sub-transaction again further on (a
+// section with two predecessors). It returns the configuration text (which goes through the parser) and the
 // start section.
 func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 	// Every agent is a node (the connectivity line has them all, and fault plans name
@@ -170,8 +171,10 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 		}
 	}
 	branches := int(r.Int64Range(0, 2))
+	joins := r.Float64() < 0.5 // the draw is made whatever the graph, so graphs stay comparable
 	for b := 1; b <= branches; b++ {
-		from := mainPath[int(r.Int64Range(0, int64(len(mainPath)-1)))]
+		at := int(r.Int64Range(0, int64(len(mainPath)-1)))
+		from := mainPath[at]
 		st := fmt.Sprintf("br%d", b)
 		first := agents[int(r.Int64Range(0, int64(n-1)))]
 		bp := path(st, first, max(1, maxLen/2))
@@ -181,6 +184,15 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 			if i+1 < len(bp) {
 				s.next = bp[i+1]
 			}
+		}
+		// A join: the branch's last section links back (next/3) into a later section
+		// of the main sub-transaction, which then has two predecessors and waits for
+		// both requests.
+		to := at + 1 + int(r.Int64Range(0, int64(max(0, len(mainPath)-at-2))))
+		if joins && to < len(mainPath) {
+			last := secs[bp[len(bp)-1]][st]
+			last.links = append(last.links, [2]string{"main", mainPath[to]})
+			joins = false
 		}
 	}
 	var b strings.Builder
