@@ -280,14 +280,30 @@ func (e *env) order(r *checker.Run) error {
 	return nil
 }
 
-// gaveUp reports whether agent a's grace period for agent b ran out before index at.
+// gaveUp reports whether agent a regarded agent b as gone (past the grace period, not
+// heard of since, a not restarted since) at index at.
 func (e *env) gaveUp(r *checker.Run, a, b string, at int64) bool {
-	for _, o := range e.h(r).graces {
-		if v := o.Value.(saga.GraceEv); v.Agent == a && v.Peer == b && o.Index < at {
-			return true
+	gone := false
+	for _, o := range r.History() {
+		if o.Index >= at {
+			break
+		}
+		switch v := o.Value.(type) {
+		case saga.GraceEv:
+			if v.Agent == a && v.Peer == b {
+				gone = true
+			}
+		case saga.ConnEv:
+			if o.Kind == saga.ObsBack && v.Agent == a && v.Peer == b {
+				gone = false
+			}
+		case saga.Replayed:
+			if v.Agent == a {
+				gone = false
+			}
 		}
 	}
-	return false
+	return gone
 }
 
 // SG-P3 / duplicate effect: each incoming action and each compensation action runs at
