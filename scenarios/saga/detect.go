@@ -62,12 +62,15 @@ type lossItem struct {
 // hops agents past c, must regard x as lost hops relays (hop each) later, when every
 // agent from c to a stays up and hears its line neighbours both ways meanwhile, and
 // a stays cut off from any news of x. With the all-to-all exchange every agent is
-// every other's neighbour. A crash-send counts as a crash at the end of its window
+// every other's neighbour. An agent of the line that the relaying agent has surely
+// given up on — cut off from it, with no news, for goneAfter before the loss (a loss
+// noticed, a grace period, and a window) until the deadline — is skipped: the relay
+// has re-arranged its exchange around it (goneAfter 0: no skipping). A crash-send counts as a crash at the end of its window
 // for x (the latest it can be) and exempts the reports of an agent it may crash
 // before their deadline. Other losses are exempt: a short outage may end before
 // the deadline, a reporter that crashes forgets, and a neighbour heard only briefly
 // may still be lost from an earlier fault.
-func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop time.Duration) (items []lossItem, exempt int) {
+func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop, goneAfter time.Duration) (items []lossItem, exempt int) {
 	line := slices.Sorted(slices.Values(o.Names))
 	segs := latestCrashes(plan).Timeline() // the connectivity from each Settlement.At to the next
 	// mayCrash: a crash-send window of a overlaps [from, to].
@@ -107,10 +110,38 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop time.Durat
 		}
 		return true
 	}
+	// longGone reports whether c has been up and cut off from any news of x over
+	// [from-goneAfter, to].
+	longGone := func(c, x string, from, to sim.Time) bool {
+		start := from.Add(-goneAfter)
+		if goneAfter <= 0 || start < 0 {
+			return false
+		}
+		for m := range segs {
+			if m+1 < len(segs) && segs[m+1].At <= start || segs[m].At > to {
+				continue
+			}
+			if slices.Contains(segs[m].Down, c) || reaches(segs[m], x, c, line) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, c := range line {
 		for _, x := range line {
 			i, j := slices.Index(line, c), slices.Index(line, x)
-			if i == j || (!o.AllToAll && i-j != 1 && j-i != 1) {
+			if i == j {
+				continue
+			}
+			// between: the agents between c and x on the line; c watches x when it has
+			// re-arranged its line around all of them (all-to-all: always).
+			var between []string
+			if !o.AllToAll {
+				for q := min(i, j) + 1; q < max(i, j); q++ {
+					between = append(between, line[q])
+				}
+			}
+			if len(between) > 0 && goneAfter <= 0 {
 				continue
 			}
 			heardSince := sim.Time(0) // start of the current stretch in which c hears x
@@ -125,6 +156,9 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop time.Durat
 					continue // not a loss of c's: c did not hear x before, is down, or still hears of x
 				}
 				t, until := segs[k].At, cutOff(c, x, k)
+				if slices.ContainsFunc(between, func(b string) bool { return !longGone(c, b, t, t.Add(window)) }) {
+					continue // c does not watch x
+				}
 				// From the start every view is fresh: a neighbour heard since time 0
 				// needs no settling.
 				if (until >= 0 && until < t.Add(window)) || (heardSince > 0 && t-heardSince < sim.Time(settle)) || mayCrash(c, t, t.Add(window)) {
@@ -136,10 +170,19 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop time.Durat
 					continue
 				}
 				// The news crosses the line away from x, one agent a beat.
-				step := i - j
+				step := 1 // away from x
+				if i < j {
+					step = -1
+				}
 				chain := []string{c}
+				skipped := false
 				for q := i + step; q >= 0 && q < len(line); q += step {
 					a := line[q]
+					if last := chain[len(chain)-1]; !skipped && longGone(last, a, t, t.Add(window+time.Duration(len(chain))*hop)) {
+						skipped = true // one gone agent at a time between two relays
+						continue
+					}
+					skipped = false
 					chain = append(chain, a)
 					hops := len(chain) - 1
 					deadline := t.Add(window + time.Duration(hops)*hop)
@@ -220,6 +263,14 @@ func lossWindows(o *saga.Options, maxLatency time.Duration, clock clockSlack) (s
 	return settle, window, hop, true
 }
 
+// goneBound is how long after an agent is cut off from another its neighbour surely
+// regards it as gone (past the grace period): a loss noticed (a timeout and a beat)
+// and a grace period, on the plan's slowest clock, plus latencies.
+func goneBound(o *saga.Options, maxLatency time.Duration, clock clockSlack) time.Duration {
+	ppm := max(clock.ppm, 20_000)
+	return time.Duration(float64(o.Timeout+o.Beat+o.Grace)*1e6/float64(1_000_000-ppm)) + 2*maxLatency + max(clock.back, 10*time.Millisecond)
+}
+
 // clockSlack is the most a plan slows a clock: its largest drift (ppm, either sign
 // counted as slow) and the largest total of one node's backward steps.
 type clockSlack struct {
@@ -263,7 +314,7 @@ func (e *env) lossReported(r *checker.Run) error {
 		r.Note("a clock slowed to a stop: no detection bound, nothing checked")
 		return nil
 	}
-	items, exempt := lossItems(e.plan, o, settle, window, hop)
+	items, exempt := lossItems(e.plan, o, settle, window, hop, window+goneBound(o, e.maxLatency, planClocks(e.plan)))
 	type report struct {
 		at   sim.Time
 		lost bool
@@ -323,6 +374,54 @@ func (e *env) lossReported(r *checker.Run) error {
 		if !lost {
 			return fmt.Errorf("the loss of %s is not reported to all agents: %s, %d along the line from %s (which lost it at %v), still regards it as connected at %v", it.x, it.a, it.hops, it.via[0], it.at, deadline)
 		}
+	}
+	return nil
+}
+
+// quiet checks that SG-4's detection reports no loss that did not happen: once the
+// faults have settled (on links that lose no message: lossy runs are not checked) (every agent that will restart is up, no partition, cut or
+// spike left), an agent that reports another lost is wrong, apart from a crashed-for-
+// good one. Settling takes a while: a loss noticed at the last fault (a timeout and a
+// beat), a grace period, and after a re-arrangement a timeout and a beat more for
+// the new neighbour (on the plan's slowest clock, plus latencies), and another beat
+// for good measure.
+func (e *env) quiet(r *checker.Run) error {
+	o := e.sys.opts
+	checked, exempt := 0, 0
+	var after sim.Time
+	defer func() {
+		r.Count(checked, exempt)
+		r.Note(fmt.Sprintf("%d agents checked quiet from %v, %d loss reports exempt (before then, or of an agent down for good)", checked, after, exempt))
+	}()
+	if o.Beat <= 0 {
+		return nil
+	}
+	if len(r.Knobs) > 0 || slices.ContainsFunc(e.plan.Events, func(ev faults.Event) bool { return ev.Kind == "burst" }) {
+		// lossy links (outside the paper's model) lose beats too: a loss may be real
+		r.Note("lossy or duplicating links: nothing to check")
+		return nil
+	}
+	clock := planClocks(e.plan)
+	ppm := max(clock.ppm, 20_000)
+	slow := func(d time.Duration) time.Duration { return time.Duration(float64(d) * 1e6 / float64(1_000_000-ppm)) }
+	after = r.Settled.Add(slow(2*(o.Timeout+o.Beat)+o.Grace+o.Beat) + 4*e.maxLatency + max(clock.back, 10*time.Millisecond))
+	if r.Time > after {
+		for _, f := range r.Final {
+			if f.Up {
+				checked++
+			}
+		}
+	}
+	for _, ob := range r.History() {
+		if ob.Kind != saga.ObsLost {
+			continue
+		}
+		v := ob.Value.(saga.ConnEv)
+		if ob.Time <= after || slices.Contains(r.Down, v.Peer) {
+			exempt++
+			continue
+		}
+		return fmt.Errorf("%s reported %s lost at %v, after the faults settled at %v: nothing cut it off", v.Agent, v.Peer, ob.Time, r.Settled)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func mustPlan(t *testing.T, js string) faults.Plan {
 // SG-4's detection items: who must report whom, for crashes, partitions and cuts,
 // and what is exempt.
 func TestLossItems(t *testing.T) {
-	line := &saga.Options{Names: []string{"a3", "a1", "a4", "a2"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
+	line := &saga.Options{Names: []string{"a3", "a1", "a4", "a2"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond}
 	all := &saga.Options{Names: []string{"a1", "a2", "a3"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, AllToAll: true}
 	settle, window, hop, _ := lossWindows(line, 8*time.Millisecond, clockSlack{})
 	for _, c := range []struct {
@@ -50,6 +50,9 @@ func TestLossItems(t *testing.T) {
 		{"a crash-send: the loss counts from the window's end, and the reporter it may crash is exempt", line,
 			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"150ms","kind":"crash-send","node":"a3","for":"100ms"},{"at":"2s","kind":"restart","node":"a2"},{"at":"2s","kind":"restart","node":"a3"}]}`,
 			[]string{"a1<a2@100", "a4<a3@250"}, 1},
+		{"the news skips an agent the relay gave up on long before", line,
+			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"1500ms","kind":"crash","node":"a1"}]}`,
+			[]string{"a1<a2@100", "a3<a1@1.5s", "a3<a2@100", "a4<a1@1.5s via a3", "a4<a2@100 via a3"}, 0},
 		{"outage shorter than the window: exempt", line,
 			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"150ms","kind":"restart","node":"a2"}]}`,
 			nil, 2},
@@ -66,7 +69,7 @@ func TestLossItems(t *testing.T) {
 			`{"events":[{"at":"100ms","kind":"crash","node":"a3"}]}`,
 			[]string{"a1<a3@100", "a2<a3@100"}, 0},
 	} {
-		items, exempt := lossItems(mustPlan(t, c.plan), c.o, settle, window, hop)
+		items, exempt := lossItems(mustPlan(t, c.plan), c.o, settle, window, hop, window+goneBound(c.o, 8*time.Millisecond, clockSlack{}))
 		var got []string
 		for _, it := range items {
 			g := it.a + "<" + it.x + "@" + strings.TrimSuffix(time.Duration(it.at).String(), "ms")

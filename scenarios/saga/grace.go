@@ -178,6 +178,30 @@ func (e *env) givesUp(h *history, hist []sim.Observation, i int, v saga.GraceEv)
 		}) {
 			return fmt.Errorf("transaction %s: its initiator %s gave up on %s at %v, which had processed none of its sections, and did not stop it", id, v.Agent, v.Peer, g0.Time)
 		}
+		// The compensation flow starts at once: a processed section of the
+		// initiator's whose every later section is the lost agent's (not waited for,
+		// SG-4) is compensated in the same step.
+		for _, k := range g.Sections {
+			if k.Agent != v.Agent || len(g.Succs[k]) == 0 || slices.ContainsFunc(g.Succs[k], func(n saga.SecKey) bool { return n.Agent != v.Peer }) {
+				continue
+			}
+			state := saga.Pendant
+			comp := false
+			for _, o := range h.sections[id] {
+				sv := o.Value.(saga.SectionEv)
+				if sv.Sec != k {
+					continue
+				}
+				if o.Index < g0.Index {
+					state = sv.State
+				} else if o.Node == g0.Node && o.Time == g0.Time && sv.State == saga.ProcessedCompensation {
+					comp = true
+				}
+			}
+			if state == saga.Processed && !comp {
+				return fmt.Errorf("transaction %s: its initiator %s gave up on %s at %v but did not start compensating its section %s, which waits on nothing else", id, v.Agent, v.Peer, g0.Time, k)
+			}
+		}
 	}
 	return nil
 }

@@ -158,6 +158,7 @@ const (
 	mOneOut   = "one outcome"
 	mFinished = "SG-2/SG-3 ends after every section"
 	mGiveUp   = "SG-4 only the initiator gives up"
+	mFlow     = "SG-2 sections run after their predecessors"
 )
 
 // modelInvariants lists the invariants with the states where each is about something
@@ -168,6 +169,7 @@ var modelInvariants = []struct {
 }{
 	{mTrID, func(g ModelGhost) bool { return len(g.Begun) > 0 }},
 	{mOnce, func(g ModelGhost) bool { return len(g.Calls) > 0 }},
+	{mFlow, func(g ModelGhost) bool { return len(g.Calls) > 0 }},
 	{mNull, func(g ModelGhost) bool { return len(g.Comp) > 0 }},
 	{mDangling, func(g ModelGhost) bool { return len(g.Closed) > 0 }},
 	{mOrder, func(g ModelGhost) bool { return len(g.Comp) > 0 }},
@@ -205,6 +207,13 @@ func foldGhost(conf *saga.Config, start saga.SecKey) func(g any, o sim.Observati
 			sec := fmt.Sprintf("%s %s", v.Call.Tr, v.Call.Sec)
 			if v.Call.Comp && !g.Ran[sec] {
 				g = g.breach(mNull, "a compensation with an effect: "+sec)
+			}
+			if !v.Call.Comp {
+				for _, p := range graph.Preds[v.Call.Sec] {
+					if !g.Proc[fmt.Sprintf("%s %s", v.Call.Tr, p)] {
+						g = g.breach(mFlow, sec+" ran before "+p.String())
+					}
+				}
 			}
 			if !v.Call.Comp && v.Ok {
 				if g.Closed[sec] {

@@ -32,6 +32,8 @@ const (
 	PropTrID      = "SG-2 unique tr_id"
 	PropFinished  = "SG-2/SG-3 ends after every section"
 	PropGrace     = "SG-4 grace period"
+	PropFlow      = "SG-2 sections run in order on their predecessors' output"
+	PropQuiet     = "SG-4 no loss once the faults settle"
 )
 
 // history is the run's saga observations, indexed.
@@ -157,6 +159,8 @@ func (e *env) properties() []checker.Property {
 		{Name: PropLost, Class: checker.Safety, Check: e.lossReported},
 		{Name: PropEnds, Class: checker.Safety, Check: e.endsAnnounced},
 		{Name: PropFinished, Class: checker.Safety, Check: e.finished},
+		{Name: PropFlow, Class: checker.Safety, Check: e.flow},
+		{Name: PropQuiet, Class: checker.Safety, NeedsCompleteRun: true, Check: e.quiet},
 		{Name: PropGrace, Class: checker.Safety, Check: e.grace},
 		data,
 		{Name: PropAtomic, Class: checker.Safety, NeedsCompleteRun: true, Check: e.atomic},
@@ -304,6 +308,65 @@ func (e *env) gaveUp(r *checker.Run, a, b string, at int64) bool {
 		}
 	}
 	return gone
+}
+
+// SG-2 steps 4-5 and SG-3 step 3: a section's incoming action runs only once every
+// section before it (its predecessors: a join has several) was processed, on the
+// output_data of one of them (the first section on the transaction's input_data); a
+// compensation runs on its section's output_data. (With the swarm's services an
+// output differs from its input, so passing the wrong data shows.)
+func (e *env) flow(r *checker.Run) error {
+	h := e.h(r)
+	checked := 0
+	defer func() { r.Count(checked, 0) }()
+	byTr := map[saga.TrID][]sim.Observation{}
+	for _, o := range h.calls {
+		c := o.Value.(saga.Return).Call
+		byTr[c.Tr] = append(byTr[c.Tr], o)
+	}
+	for _, id := range h.trs() {
+		b := h.begins[id].Value.(saga.Begin)
+		g := e.sys.opts.Graph(b.Start)
+		procAt := map[saga.SecKey]int64{}
+		for _, o := range h.sections[id] {
+			if v := o.Value.(saga.SectionEv); v.State == saga.Processed {
+				if _, ok := procAt[v.Sec]; !ok {
+					procAt[v.Sec] = o.Index
+				}
+			}
+		}
+		outs := map[saga.SecKey]saga.Data{}
+		for _, o := range byTr[id] {
+			rt := o.Value.(saga.Return)
+			c := rt.Call
+			checked++
+			if c.Comp {
+				if out, ok := outs[c.Sec]; ok && c.In != out {
+					return fmt.Errorf("transaction %s: %s compensated (%s) with %+v, not its output_data %+v", id, c.Sec, c.Action, c.In, out)
+				}
+				continue
+			}
+			from := false
+			for _, p := range g.Preds[c.Sec] {
+				if at, ok := procAt[p]; !ok || at > o.Index {
+					return fmt.Errorf("transaction %s: %s ran %s before %s, which comes before it, was processed", id, c.Sec, c.Action, p)
+				}
+				from = from || outs[p] == c.In
+			}
+			if len(g.Preds[c.Sec]) == 0 {
+				from = c.In == b.Input
+			}
+			if !from {
+				return fmt.Errorf("transaction %s: %s ran %s on %+v, not on the output_data of a section before it (or the transaction's input)", id, c.Sec, c.Action, c.In)
+			}
+			if rt.Ok {
+				if _, ok := outs[c.Sec]; !ok {
+					outs[c.Sec] = rt.Out
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // SG-P3 / duplicate effect: each incoming action and each compensation action runs at
@@ -548,7 +611,7 @@ func serviceModel(s *system) func(key string) porcupine.Model {
 		return porcupine.Model{
 			Init: func() any { return specState{} },
 			Step: func(st, in, out any) (bool, any) {
-				next, ret := specStep(st.(specState), agent, in.(saga.Call), s.credit)
+				next, ret := specStep(st.(specState), agent, in.(saga.Call), s.credit, s.receipts)
 				got := out.(saga.Return)
 				return ret.Ok == got.Ok, next
 			},
@@ -589,7 +652,7 @@ func (s specState) set(k, v string) specState {
 	return specState{strings.Join(fs, ";")}
 }
 
-func specStep(s specState, agent string, c saga.Call, credit int64) (specState, saga.Return) {
+func specStep(s specState, agent string, c saga.Call, credit int64, receipts bool) (specState, saga.Return) {
 	ok := func(st specState) (specState, saga.Return) { return st, saga.Return{Ok: true} }
 	fail := saga.Return{Ok: false}
 	ord := fmt.Sprint(c.In.Order)
@@ -639,7 +702,8 @@ func specStep(s specState, agent string, c saga.Call, credit int64) (specState, 
 	switch {
 	case strings.HasPrefix(c.Action, "undo"):
 		k := "s" + ord + "/do" + strings.TrimPrefix(c.Action, "undo")
-		if _, ex := s.get(k); !ex {
+		v, ex := s.get(k)
+		if !ex || (receipts && v != fmt.Sprint(c.In.Amount)) {
 			return s, fail
 		}
 		return ok(s.set(k, ""))
@@ -650,6 +714,9 @@ func specStep(s specState, agent string, c saga.Call, credit int64) (specState, 
 		}
 		if _, ex := s.get(k); ex {
 			return s, fail
+		}
+		if receipts {
+			return ok(s.set(k, fmt.Sprint(saga.Receipt(c.In.Amount, agent, c.Action))))
 		}
 		return ok(s.set(k, "1"))
 	}

@@ -161,7 +161,7 @@ var kinds = []kind{
 				return nil, err
 			}
 			src, start := genConfig(sim.Stream(b.Seed, "saga-graph"), agents, length)
-			s, err := build(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, tm, pol)
+			s, err := buildWith(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, true, tm, pol)
 			if err != nil {
 				return nil, fmt.Errorf("generated configuration: %w", err)
 			}

@@ -28,6 +28,8 @@ type system struct {
 	paper  bool
 	// insufficient: every order asks for more than the customer's credit.
 	insufficient bool
+	// receipts: the generic services' outputs differ from their inputs (StepService).
+	receipts bool
 }
 
 // timing holds the protocol's periods.
@@ -37,8 +39,9 @@ type timing struct {
 }
 
 // services gives every agent of a configuration its microservice: the paper's order
-// and customer services for those names, the generic step service for the others.
-func services(conf *saga.Config, credit int64) map[string]saga.Service {
+// and customer services for those names, the generic step service for the others
+// (with receipts: outputs that differ from inputs).
+func services(conf *saga.Config, credit int64, receipts bool) map[string]saga.Service {
 	m := map[string]saga.Service{}
 	for _, a := range conf.Order {
 		switch a {
@@ -47,7 +50,7 @@ func services(conf *saga.Config, credit int64) map[string]saga.Service {
 		case "customer":
 			m[a] = saga.CustomerService{InitialCredit: credit}
 		default:
-			m[a] = saga.StepService{Agent: a}
+			m[a] = saga.StepService{Agent: a, Receipts: receipts}
 		}
 	}
 	return m
@@ -69,16 +72,21 @@ func offers(credit int64) func(agent, action string) bool {
 // build parses a configuration and builds the system (every agent a node, in
 // configuration order).
 func build(file, src string, credit int64, tm timing, policy *saga.Policy) (*system, error) {
+	return buildWith(file, src, credit, false, tm, policy)
+}
+
+// buildWith is build, with receipts or not.
+func buildWith(file, src string, credit int64, receipts bool, tm timing, policy *saga.Policy) (*system, error) {
 	conf, err := saga.Parse(file, []byte(src), offers(credit))
 	if err != nil {
 		return nil, err
 	}
-	o := &saga.Options{Conf: conf, Names: slices.Clone(conf.Order), Services: services(conf, credit),
+	o := &saga.Options{Conf: conf, Names: slices.Clone(conf.Order), Services: services(conf, credit, receipts),
 		Retry: tm.retry, Beat: tm.beat, Timeout: tm.timeout, Grace: tm.grace, AllToAll: tm.allToAll, Policy: policy}
 	if err := o.Prepare(); err != nil {
 		return nil, err
 	}
-	s := &system{conf: conf, opts: o, credit: credit}
+	s := &system{conf: conf, opts: o, credit: credit, receipts: receipts}
 	for i, n := range o.Names {
 		s.nodes = append(s.nodes, sim.NodeSpec{Name: n, New: saga.New(o, i)})
 	}
