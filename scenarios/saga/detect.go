@@ -51,6 +51,8 @@ type lossItem struct {
 	at, until sim.Time
 	hops      int
 	via       []string
+	// linked: until when the relay's agents stay up and hear each other (-1: for good)
+	linked sim.Time
 }
 
 // lossItems lists what SG-4's detection rule requires of a run under plan ("lost
@@ -73,15 +75,7 @@ type lossItem struct {
 func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop, goneAfter time.Duration) (items []lossItem, exempt int) {
 	line := slices.Sorted(slices.Values(o.Names))
 	segs := latestCrashes(plan).Timeline() // the connectivity from each Settlement.At to the next
-	// mayCrash: a crash-send window of a overlaps [from, to].
-	mayCrash := func(a string, from, to sim.Time) bool {
-		for _, e := range plan.Events {
-			if e.Kind == "crash-send" && e.Node == a && sim.Time(e.At) <= to && sim.Time(e.At+e.For) >= from {
-				return true
-			}
-		}
-		return false
-	}
+	mayCrash := func(a string, from, to sim.Time) bool { return mayCrash(plan, a, from, to) }
 	// cutOff returns until when a stays up and cut off from any news of x from segment
 	// k on (-1: for good).
 	cutOff := func(a, x string, k int) sim.Time {
@@ -92,23 +86,22 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop, goneAfter
 		}
 		return -1
 	}
-	// linked reports whether the agents of chain are up and hear their line
-	// neighbours in it both ways over [from, to].
-	linked := func(chain []string, from, to sim.Time) bool {
+	// linked returns from when on the agents of chain are no longer all up and
+	// hearing their neighbours in it both ways, from from on (-1: never; from itself
+	// if they are not linked at from).
+	linked := func(chain []string, from sim.Time) sim.Time {
 		for m := range segs {
-			if m+1 < len(segs) && segs[m+1].At <= from || segs[m].At > to {
+			if m+1 < len(segs) && segs[m+1].At <= from {
 				continue
 			}
 			for q := range chain {
-				if slices.Contains(segs[m].Down, chain[q]) {
-					return false
-				}
-				if q > 0 && (!hears(segs[m], chain[q], chain[q-1]) || !hears(segs[m], chain[q-1], chain[q])) {
-					return false
+				if slices.Contains(segs[m].Down, chain[q]) ||
+					q > 0 && (!hears(segs[m], chain[q], chain[q-1]) || !hears(segs[m], chain[q-1], chain[q])) {
+					return max(from, segs[m].At)
 				}
 			}
 		}
-		return true
+		return -1
 	}
 	// longGone reports whether c has been up and cut off from any news of x over
 	// [from-goneAfter, to].
@@ -186,7 +179,8 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop, goneAfter
 					chain = append(chain, a)
 					hops := len(chain) - 1
 					deadline := t.Add(window + time.Duration(hops)*hop)
-					if !linked(chain, t, deadline) {
+					lk := linked(chain, t)
+					if lk >= 0 && lk < deadline {
 						break
 					}
 					au := cutOff(a, x, k)
@@ -194,12 +188,23 @@ func lossItems(plan faults.Plan, o *saga.Options, settle, window, hop, goneAfter
 						exempt++
 						continue
 					}
-					items = append(items, lossItem{a: a, x: x, at: t, until: au, hops: hops, via: slices.Clone(chain[:hops])})
+					items = append(items, lossItem{a: a, x: x, at: t, until: au, hops: hops, via: slices.Clone(chain[:hops]), linked: lk})
 				}
 			}
 		}
 	}
 	return items, exempt
+}
+
+// mayCrash reports whether a crash-send window of node a overlaps [from, to] (a may
+// be down from some point of it that only the run knows).
+func mayCrash(plan faults.Plan, a string, from, to sim.Time) bool {
+	for _, e := range plan.Events {
+		if e.Kind == "crash-send" && e.Node == a && sim.Time(e.At) <= to && sim.Time(e.At+e.For) >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // latestCrashes returns plan with every crash-send made a crash at the end of its
@@ -354,7 +359,9 @@ func (e *env) lossReported(r *checker.Run) error {
 				}
 			}
 		}
-		if it.until >= 0 && it.until < deadline {
+		if it.until >= 0 && it.until < deadline || it.hops > 0 && it.linked >= 0 && it.linked < deadline || slices.ContainsFunc(append([]string{it.a}, it.via...), func(n string) bool {
+			return mayCrash(e.plan, n, it.at, deadline)
+		}) {
 			late++
 			continue
 		}
