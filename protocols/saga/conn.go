@@ -170,21 +170,16 @@ func (a *Agent) graceOver(n string) {
 	}
 	for _, id := range a.txIDs() {
 		t := a.S.Txs[id]
-		if t.Outcome != Running || t.Aborted {
-			continue
-		}
-		if t.ID.Init != a.S.Name {
-			// Only the initiator gives up on a lost agent's part: it is also the one
-			// that decides a commit, so an abort and a commit never cross. A lost
-			// initiator leaves the transaction paused here until it is back.
-			if t.ID.Init == n {
-				a.out.Cover(ruleWaitInit)
-			}
-			continue
-		}
 		g := a.O.Graph(t.Start)
-		if !slices.Contains(g.Agents, n) {
+		if t.Outcome != Running || t.Aborted || !slices.Contains(g.Agents, n) {
 			continue
+		}
+		// Only the initiator gives up on a lost agent's part: it is also the one that
+		// decides a commit, so an abort and a commit never cross. A lost initiator
+		// leaves the transaction paused here until it is back.
+		initiator := t.ID.Init == a.S.Name
+		if !initiator && t.ID.Init == n {
+			a.out.Cover(ruleWaitInit)
 		}
 		needed := false
 		for _, k := range g.Sections {
@@ -192,7 +187,7 @@ func (a *Agent) graceOver(n string) {
 				needed = true
 			}
 		}
-		if needed {
+		if a.givesUp(t, n, initiator && needed) {
 			a.out.Cover(ruleGiveUp)
 			a.abort(t, "agent "+n+" lost past the grace period")
 			a.notifyAbort(t)

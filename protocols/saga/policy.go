@@ -15,13 +15,18 @@ type Policy struct {
 	// protocol's comp is true for a processed section only; one that never ran is
 	// closed as null, with no action.
 	Compensates func(s Status, comp bool) bool
-	// Ready decides whether processed section k of t may be compensated now. The
-	// protocol's ready is true once every section after k is settled (or its agent is
-	// gone past the grace period): SG-3's reverse order.
-	Ready func(t *Tx, k SecKey, ready bool) bool
+	// Ready decides whether processed section k of t, followed by sections succs, may
+	// be compensated now. The protocol's ready is true once every section after k is
+	// settled (or its agent is gone past the grace period): SG-3's reverse order.
+	Ready func(t *Tx, k SecKey, succs []SecKey, ready bool) bool
 	// Log edits the transaction record a step writes to the log (the protocol writes
 	// the record as it is: SG-4's log is the state).
 	Log func(rec *Tx)
+	// GivesUp decides whether an agent whose grace period for gone ran out stops
+	// transaction t. The protocol's stop is true when the agent is t's initiator
+	// (the one that decides: a stop and a commit never cross) and t still needs gone
+	// (a section of gone's not known processed).
+	GivesUp func(t *Tx, gone string, stop bool) bool
 }
 
 // runs: SG-P3 and SG-3: a section runs once, and only while its transaction runs.
@@ -45,9 +50,17 @@ func (a *Agent) compensates(s Status) bool {
 // ready: the Policy's say on SG-3's reverse order (see progress).
 func (a *Agent) ready(t *Tx, k SecKey, ready bool) bool {
 	if p := a.O.Policy; p != nil && p.Ready != nil {
-		return p.Ready(t, k, ready)
+		return p.Ready(t, k, a.O.Graph(t.Start).Succs[k], ready)
 	}
 	return ready
+}
+
+// givesUp: the Policy's say on SG-4's recovery after the grace period (see graceOver).
+func (a *Agent) givesUp(t *Tx, gone string, stop bool) bool {
+	if p := a.O.Policy; p != nil && p.GivesUp != nil {
+		return p.GivesUp(t, gone, stop)
+	}
+	return stop
 }
 
 // logged: the Policy's say on the record the log stores (see persist).

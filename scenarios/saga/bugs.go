@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/simrun-dev/simrun/protocols/saga"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // The broken variants of -p bug=NAME: each a hook of saga.Policy that breaks one rule
@@ -23,7 +24,7 @@ type bug struct {
 var bugs = []bug{
 	{"eager-compensation", "compensates a processed section without waiting for the sections after it (breaks SG-3's reverse order)",
 		func() *saga.Policy {
-			return &saga.Policy{Ready: func(*saga.Tx, saga.SecKey, bool) bool { return true }}
+			return &saga.Policy{Ready: func(*saga.Tx, saga.SecKey, []saga.SecKey, bool) bool { return true }}
 		}},
 	{"rerun-duplicates", "runs an incoming action again when its request is redelivered (breaks SG-P3)",
 		func() *saga.Policy {
@@ -51,9 +52,17 @@ var bugs = []bug{
 		}},
 }
 
-// testBugs are variants tests plant (by name, through the same parameter): a test
-// file registers them (plantBug); they are not listed in the parameter's help.
-var testBugs = map[string]func() *saga.Policy{}
+// plant is a variant a test plants (by name, through the same parameter): hooks of
+// the protocol's Policy, or a wrapper around every agent that changes what one of
+// its steps does (the effect of a one-line bug in the branch the step runs).
+type plant struct {
+	policy func() *saga.Policy
+	wrap   func(sim.Node) sim.Node
+}
+
+// testBugs are the variants test files register; they are not listed in the
+// parameter's help.
+var testBugs = map[string]plant{}
 
 func bugNames() string {
 	names := []string{"none"}
@@ -71,8 +80,25 @@ func Policy(name string) (*saga.Policy, error) {
 	if i := slices.IndexFunc(bugs, func(b bug) bool { return b.name == name }); i >= 0 {
 		return bugs[i].policy(), nil
 	}
-	if p, ok := testBugs[name]; ok {
-		return p(), nil
+	if p, ok := testBugs[name]; ok && p.policy != nil {
+		return p.policy(), nil
+	} else if ok {
+		return nil, nil
 	}
 	return nil, fmt.Errorf("parameter bug=%q: want %s", name, bugNames())
+}
+
+// wrapped returns the agents' constructors with the wrapper a test's variant name
+// plants, if any.
+func wrapped(name string, nodes []sim.NodeSpec) []sim.NodeSpec {
+	p, ok := testBugs[name]
+	if !ok || p.wrap == nil {
+		return nodes
+	}
+	out := slices.Clone(nodes)
+	for i := range out {
+		orig := out[i].New
+		out[i].New = func() sim.Node { return p.wrap(orig()) }
+	}
+	return out
 }

@@ -29,11 +29,13 @@ import (
 //     next/3) into one section at a3: a join whose two requests come from one agent;
 //     -p fail=a3:doJoin makes the join fail, compensating both branches;
 //   - connectivity (-p conn=true): SG-4's layer on, in discrete time (a tick is a
-//     beat; timeout 2 ticks, grace period 3), over the paper's agents with one
+//     beat; timeout 1 tick, grace period 2), over the paper's agents with one
 //     transaction and one cut of their link (restored at any later tick): the loss
 //     detected, the transaction paused, resumed if the link comes back within the
 //     grace period, else the initiator gives up on the lost agent and the transaction
-//     ends once it is back and has cleaned up.
+//     ends once it is back and has cleaned up. Re-sends are off here too (a re-send
+//     timer every tick makes the space five times larger): a message lost to a cut
+//     that its sender never noticed stays owed.
 //
 // Invariants, over a ghost that folds the observations: SG-P3 (no action or
 // compensation runs twice per section), SG-P2 (a section is compensated only after
@@ -44,9 +46,10 @@ import (
 // processed, compensated once every one is settled), and only a transaction's
 // initiator stops it for a lost agent. Eventually: every transaction that began is
 // decided by every participant, every section settled consistently (SG-P1, SG-P4);
-// in discrete time, at the end of time, unless a link is still cut, an agent down,
-// one still thought lost, or connectivity changed less than two ticks before. A
-// start injected while its agent is down is lost.
+// in discrete time, by the end of time, unless a link is still cut, an agent down,
+// one still thought lost, one still owing a message (unacknowledged: it would re-send
+// it), or connectivity changed less than two ticks before. A start injected while its
+// agent is down is lost.
 
 // ModelParams are the parameters of the saga model.
 var ModelParams = []model.Param{
@@ -59,7 +62,7 @@ var ModelParams = []model.Param{
 	{Name: "config", Default: "paper", Help: "paper (order and customer), branch (3 agents: a1 runs on at a3, whose action fails, and links a side branch at a2) or join (a1 starts two sub-transactions at a2 that join at a3)"},
 	{Name: "fail", Default: "none", Help: "join: the action that fails (agent:action, e.g. a3:doJoin), or none"},
 	{Name: "conn", Default: "false", Help: "the connectivity layer (SG-4) on, in discrete time, with one cut of a link (paper: 1 transaction)"},
-	{Name: "ticks", Default: "10", Help: "conn: the ticks (beats) time runs for"},
+	{Name: "ticks", Default: "8", Help: "conn: the ticks (beats) time runs for"},
 	{Name: "bug", Default: "none", Help: "plant a bug (see saga scenarios' bug parameter)"},
 }
 
@@ -117,7 +120,12 @@ func init() {
 			default:
 				return nil, fmt.Errorf("parameter config=%q: want paper, branch or join", cfg)
 			}
-			return m.actors()
+			a, err := m.actors()
+			if err != nil {
+				return nil, err
+			}
+			a.Nodes = wrapped(bug, a.Nodes)
+			return a, nil
 		},
 	})
 }
@@ -377,7 +385,7 @@ func BranchModel(txs, crashes int, pol *saga.Policy) (*model.Actors, error) {
 func (m modelConf) actors() (*model.Actors, error) {
 	tm := timing{}
 	if m.ticks > 0 {
-		tm = timing{beat: modelTick, timeout: 2 * modelTick, grace: 3 * modelTick}
+		tm = timing{beat: modelTick, timeout: modelTick, grace: 2 * modelTick}
 	}
 	s, err := build(m.file, m.src, m.credit, tm, m.pol)
 	if err != nil {
@@ -403,9 +411,15 @@ func (m modelConf) actors() (*model.Actors, error) {
 	g := s.opts.Graph(m.start)
 	ghost := func(st *model.State) ModelGhost { return model.GhostAs[ModelGhost](st) }
 	begun := func(st *model.State) bool { return len(ghost(st).Begun) > 0 }
-	// decided: every transaction that began is decided by every participant, and its
-	// sections are consistent with the outcome (SG-P1).
+	// decided: every start has been handed to the initiator (one handed over while
+	// it was down is lost with it), every transaction that began is decided by every
+	// participant, and its sections are consistent with the outcome (SG-P1). (Without
+	// the first, the initial state, where nothing has begun, would satisfy it.)
+	initNode := sim.NodeID(slices.Index(s.opts.Names, init))
 	decided := func(st *model.State) bool {
+		if st.PendingInjections(initNode) > 0 {
+			return false
+		}
 		gh := ghost(st)
 		for seq := 1; seq <= m.txs; seq++ {
 			tr := saga.TrID{Init: init, Seq: int64(seq)}
@@ -483,7 +497,10 @@ func (m modelConf) actors() (*model.Actors, error) {
 					return true
 				}
 			}
-			if ag, ok := st.Node(n).(*saga.Agent); ok {
+			if ag, ok := agentAt(st, n); ok {
+				if len(ag.S.Pending) > 0 {
+					return true // a message still owed (lost to the cut: its re-send would end it)
+				}
 				for p, e := range ag.S.View {
 					if e.Lost && p != ag.S.Name {
 						return true
@@ -506,6 +523,17 @@ func (m modelConf) actors() (*model.Actors, error) {
 		}),
 	)
 	return a, nil
+}
+
+// agentAt returns node n's agent (a test's planted bug wraps it and says so with
+// Unwrap).
+func agentAt(st *model.State, n sim.NodeID) (*saga.Agent, bool) {
+	x := st.Node(n)
+	if w, ok := x.(interface{ Unwrap() sim.Node }); ok {
+		x = w.Unwrap()
+	}
+	a, ok := x.(*saga.Agent)
+	return a, ok
 }
 
 func mapValues[V any](m map[string]V) []V {

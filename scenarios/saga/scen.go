@@ -395,7 +395,7 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 			fmt.Sprintf("workload and timing: %d transactions %v apart; retry %v, beat %v, timeout %v, grace %v, %s exchange", txs, spacing, tm.retry, tm.beat, tm.timeout, tm.grace, exchange))
 	}
 	return &scenarios.Setup{
-		Nodes: s.nodes, Network: nw, Faults: plan,
+		Nodes: wrapped(p.String("bug"), s.nodes), Network: nw, Faults: plan,
 		Workload: func(kk *sim.Kernel) {
 			for _, x := range starts {
 				kk.Inject(x.at, x.to, x.msg)
