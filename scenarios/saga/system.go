@@ -1,9 +1,12 @@
 // Package sagascen holds the saga scenarios (protocols/saga): the paper's order
 // example, parallel sub-transactions, crashes with log replay, partitions shorter and
-// longer than the grace period, lossy links, a swarm of generated saga graphs, the
-// orchestrated and all-to-all baselines, the experiments and the model-checked
-// configuration; and the properties every run checks (props.go; SG-4's "lost
-// connectivity is reported", which reads the fault plan, in detect.go).
+// longer than the grace period, lossy links, a swarm of generated saga graphs (with
+// joins, the initiator's own faults, outages around the grace period), the
+// orchestrated and all-to-all baselines, the experiments and the model's portfolio
+// (model.go); the properties every run checks (props.go; SG-4's "lost connectivity
+// is reported to all" and "no loss once the faults settle", which read the fault
+// plan, in detect.go; SG-4's grace period in grace.go); and the broken variants of
+// -p bug= (bugs.go).
 package sagascen
 
 import (
