@@ -463,8 +463,25 @@ func (m modelConf) actors() (*model.Actors, error) {
 			return !slices.ContainsFunc(ghost(st).Breaches, func(b string) bool { return strings.HasPrefix(b, inv.name+": ") })
 		}).When(func(st *model.State) bool { return inv.relevant(ghost(st)) }))
 	}
+	// owes: an agent that is up keeps a message for another that is up, unacknowledged
+	owes := func(st *model.State) bool {
+		for i := range s.nodes {
+			ag, ok := agentAt(st, sim.NodeID(i))
+			if !ok || !st.Up(sim.NodeID(i)) {
+				continue
+			}
+			for _, p := range ag.S.Pending {
+				if st.Up(sim.NodeID(slices.Index(s.opts.Names, p.To))) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	if m.ticks == 0 {
-		a.Properties = append(a.Properties, model.Eventually("SG-P1/SG-P4 every transaction decided at every participant, sections consistent", decided).When(begun))
+		a.Properties = append(a.Properties, model.Eventually("SG-P1/SG-P4 every transaction decided at every participant, sections consistent, nothing owed", func(st *model.State) bool {
+			return decided(st) && !owes(st)
+		}).When(begun))
 		if m.input.Fail != "" || m.src == saga.PaperConfig && m.txs > 1 {
 			a.Properties = append(a.Properties, model.Sometimes("a transaction is compensated", func(st *model.State) bool {
 				return slices.Contains(mapValues(ghost(st).Outcome), saga.Compensated)

@@ -124,7 +124,7 @@ type plantedBug struct {
 
 // The model's eventually-properties (untimed configurations, connectivity).
 const (
-	decidedUntimed = "SG-P1/SG-P4 every transaction decided at every participant, sections consistent"
+	decidedUntimed = "SG-P1/SG-P4 every transaction decided at every participant, sections consistent, nothing owed"
 	decidedTimed   = "SG-P1/SG-P4 every transaction decided at every participant once the link is back (by the end of time)"
 	witnessGiveUp  = "SG-4 the initiator gives up on a lost agent, and the transaction ends"
 )

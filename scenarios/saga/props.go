@@ -34,6 +34,7 @@ const (
 	PropGrace     = "SG-4 grace period"
 	PropFlow      = "SG-2 sections run in order on their predecessors' output"
 	PropQuiet     = "SG-4 no loss once the faults settle"
+	PropOwed      = "nothing owed at the end"
 )
 
 // history is the run's saga observations, indexed.
@@ -161,6 +162,7 @@ func (e *env) properties() []checker.Property {
 		{Name: PropFinished, Class: checker.Safety, Check: e.finished},
 		{Name: PropFlow, Class: checker.Safety, Check: e.flow},
 		{Name: PropQuiet, Class: checker.Safety, NeedsCompleteRun: true, Check: e.quiet},
+		{Name: PropOwed, Class: checker.Liveness, NeedsCompleteRun: true, Check: e.owed},
 		{Name: PropGrace, Class: checker.Safety, Check: e.grace},
 		data,
 		{Name: PropAtomic, Class: checker.Safety, NeedsCompleteRun: true, Check: e.atomic},
@@ -308,6 +310,34 @@ func (e *env) gaveUp(r *checker.Run, a, b string, at int64) bool {
 		}
 	}
 	return gone
+}
+
+// Nothing owed at the end: requests and notices are re-sent until acknowledged
+// (package doc), so once the faults have settled and the run has gone on for the
+// bound, no agent that is up still keeps one for an agent that is up (one for an
+// agent down for good is exempt).
+func (e *env) owed(r *checker.Run) error {
+	checked, exempt := 0, 0
+	defer func() { r.Count(checked, exempt) }()
+	if r.Time < r.Settled.Add(e.bound) {
+		return nil
+	}
+	for _, f := range r.Final {
+		a, ok := f.State.(*saga.Agent)
+		if !f.Up || !ok {
+			continue
+		}
+		checked++
+		for _, k := range sortedStrings(a.S.Pending) {
+			p := a.S.Pending[k]
+			if slices.Contains(r.Down, p.To) {
+				exempt++
+				continue
+			}
+			return fmt.Errorf("%s still keeps a %s for %s unacknowledged at the end (%v after the faults settled)", f.Name, p.Msg.Kind(), p.To, time.Duration(r.Time-r.Settled))
+		}
+	}
+	return nil
 }
 
 // SG-2 steps 4-5 and SG-3 step 3: a section's incoming action runs only once every

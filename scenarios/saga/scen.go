@@ -149,7 +149,7 @@ var kinds = []kind{
 			return s.starts[0], saga.Data{Customer: "alice", Amount: int64(b.Params.IntRange("amount", 1, 1<<40))}
 		},
 		plan: noFaults},
-	{name: "swarm", suite: true, help: "saga graphs (agents, sections, parallel branches, joins, failing actions), workload, timing and faults (crashes, crash-sends, partitions and cuts shorter and longer than the grace period, the initiator's own, spikes, clock skews) all drawn from the seed",
+	{name: "swarm", suite: true, help: "saga graphs (agents, sections, parallel branches, joins, failing actions; one seed in six the paper's order example, orders competing for credit), workload, timing and faults (crashes, crash-sends, partitions and cuts shorter and longer than the grace period, the initiator's own, spikes, clock skews) all drawn from the seed",
 		params: append(seeded("txs", "spacing", "retry", "beat", "timeout", "grace", "exchange"),
 			scenarios.Param{Name: "agents", Default: "6", Help: "most agents a drawn graph has"},
 			scenarios.Param{Name: "length", Default: "5", Help: "most sections of the main sub-transaction"},
@@ -159,6 +159,16 @@ var kinds = []kind{
 			agents, length := b.Params.IntRange("agents", 2, 26), b.Params.IntRange("length", 1, 26)
 			if err := b.Params.Err(); err != nil {
 				return nil, err
+			}
+			if r := sim.Stream(b.Seed, "saga-swarm-paper"); r.Float64() < 1.0/6 {
+				// The paper's own example, with its order and customer services: orders
+				// of two customers compete for credit, so some fail and are compensated.
+				s, err := build("paper.saga", saga.PaperConfig, r.Int64Range(100, 400), tm, pol)
+				if err != nil {
+					return nil, err
+				}
+				s.paper, s.starts = true, []saga.SecKey{{Agent: "order", St: "orderCreation"}}
+				return s, nil
 			}
 			src, start := genConfig(sim.Stream(b.Seed, "saga-graph"), agents, length)
 			s, err := buildWith(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, true, tm, pol)
@@ -170,6 +180,9 @@ var kinds = []kind{
 		},
 		input: func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
 			r := sim.Stream(b.Seed, "saga-fail", int64(i))
+			if s.paper {
+				return s.starts[0], saga.Data{Customer: []string{"alice", "bob"}[r.IntN(2)], Amount: r.Int64Range(50, 200)}
+			}
 			d := saga.Data{}
 			if r.Float64() < b.Params.Prob("fail-rate") {
 				g := s.opts.Graph(s.starts[0])
