@@ -154,13 +154,14 @@ var kinds = []kind{
 			scenarios.Param{Name: "agents", Default: "6", Help: "most agents a drawn graph has"},
 			scenarios.Param{Name: "length", Default: "5", Help: "most sections of the main sub-transaction"},
 			scenarios.Param{Name: "fail-rate", Default: "0.3", Help: "probability that a transaction has a failing action"},
+			scenarios.Param{Name: "paper-rate", Default: "0.17", Help: "probability that a seed runs the paper's order example (agents order and customer) instead of a drawn graph (agents a1…)"},
 		),
 		system: func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
 			agents, length := b.Params.IntRange("agents", 2, 26), b.Params.IntRange("length", 1, 26)
 			if err := b.Params.Err(); err != nil {
 				return nil, err
 			}
-			if r := sim.Stream(b.Seed, "saga-swarm-paper"); r.Float64() < 1.0/6 {
+			if r := sim.Stream(b.Seed, "saga-swarm-paper"); r.Float64() < b.Params.Prob("paper-rate") {
 				// The paper's own example, with its order and customer services: orders
 				// of two customers compete for credit, so some fail and are compensated.
 				s, err := build("paper.saga", saga.PaperConfig, r.Int64Range(100, 400), tm, pol)
