@@ -129,6 +129,10 @@ const (
 	witnessGiveUp  = "SG-4 the initiator gives up on a lost agent, and the transaction ends"
 )
 
+// stuck are the swarm's properties that a transaction that never ends everywhere
+// breaks: whichever a seed shows first.
+var stuck = []string{PropLive, PropFinalData, PropOwed, PropAtomic}
+
 func pol(p saga.Policy) plant { return plant{policy: func() *saga.Policy { q := p; return &q }} }
 
 var plantedBugs = []plantedBug{
@@ -144,7 +148,7 @@ var plantedBugs = []plantedBug{
 	{"SG-2 next", "forward skips the successors that start a new sub-transaction (next/3): parallel branches never start",
 		plant{wrap: wrapWith(func(a *saga.Agent, in sim.Input, e *effects) {
 			e.dropSends(func(m sim.Message) bool { r, ok := m.(saga.Req); return ok && r.Sec.St != r.From.St })
-		})}, "swarm", []string{PropLive}},
+		})}, "swarm", stuck},
 	{"SG-2 join run", "a join runs on its first predecessor's request, without waiting for the others",
 		plant{wrap: wrapBefore(func(a *saga.Agent, in sim.Input) *sim.Input {
 			if r, ok := in.Msg.(saga.Req); ok && in.Kind == sim.Receive && a.S.Txs[r.Tr] != nil {
@@ -170,13 +174,13 @@ var plantedBugs = []plantedBug{
 			e.dropSends(func(m sim.Message) bool {
 				return isNote(m, func(n saga.Note) bool { return n.Status == saga.Processed && n.Decision == saga.Running })
 			})
-		})}, "swarm", []string{PropLive, PropFinalData}},
+		})}, "swarm", stuck},
 	{"SG-2 commit", "the initiator's commit decision is not sent: only it ever ends the transaction (every participant's liveness and log)",
 		plant{wrap: wrapWith(func(a *saga.Agent, in sim.Input, e *effects) {
 			e.dropSends(func(m sim.Message) bool {
 				return isNote(m, func(n saga.Note) bool { return n.Decision == saga.Committed })
 			})
-		})}, "swarm", []string{PropLive, PropFinalData}},
+		})}, "swarm", stuck},
 	{"SG-2 commit learned", "a participant does not log the commit it learns: its log says running (every participant's end data)",
 		plant{wrap: wrapWith(func(a *saga.Agent, in sim.Input, e *effects) {
 			if isNote(in.Msg, func(n saga.Note) bool { return n.Decision == saga.Committed }) {
@@ -206,14 +210,14 @@ var plantedBugs = []plantedBug{
 			e.dropSends(func(m sim.Message) bool {
 				return isNote(m, func(n saga.Note) bool { return n.Status == saga.ProcessedCompensation })
 			})
-		})}, "swarm", []string{PropLive, PropFinalData, PropAtomic}},
+		})}, "swarm", stuck},
 	{"SG-3 undone", "another agent's compensation notice is ignored",
 		plant{wrap: wrapBefore(func(a *saga.Agent, in sim.Input) *sim.Input {
 			if isNote(in.Msg, func(n saga.Note) bool { return n.Status == saga.ProcessedCompensation }) {
 				return nil
 			}
 			return &in
-		})}, "swarm", []string{PropLive, PropFinalData, PropAtomic}},
+		})}, "swarm", stuck},
 	{"SG-P3 duplicate", "a redelivered request runs its section again (-p bug=rerun-duplicates)",
 		plant{policy: bugs[1].policy}, "swarm", []string{PropOnce, PropData, PropOrder}},
 	// SG-4
@@ -280,7 +284,7 @@ var plantedBugs = []plantedBug{
 				return nil
 			}
 			return &in
-		})}, "swarm", []string{PropLive, PropFinalData, PropAtomic}},
+		})}, "swarm", stuck},
 	{"SG-4 resume", "paused messages are not sent when the lost agent is back",
 		plant{wrap: wrapWith(func(a *saga.Agent, in sim.Input, e *effects) {
 			if slices.ContainsFunc(e.obs, func(o struct {
@@ -304,7 +308,7 @@ var plantedBugs = []plantedBug{
 			if in.Kind == sim.Timeout && in.Timer == "retry" {
 				e.sends = nil
 			}
-		})}, "swarm", []string{PropLive}},
+		})}, "swarm", stuck},
 	{"SG-4 replay", "the sequence is not reloaded at a restart: a tr_id made again",
 		plant{wrap: wrapWith(func(a *saga.Agent, in sim.Input, e *effects) {
 			if in.Kind == sim.Restart {
