@@ -727,12 +727,19 @@ func (a *Agent) armRetry() {
 	}
 }
 
-// flush re-sends everything pending to one agent (it reconnected or restarted).
+// flush re-sends everything pending to one agent (it reconnected or restarted), and
+// keeps re-sending it until acknowledged: a flush can be lost too (a link cut again
+// as it goes out).
 func (a *Agent) flush(to string) {
+	sent := false
 	for _, k := range sortedKeys(a.S.Pending) {
 		if p := a.S.Pending[k]; p.To == to {
 			a.out.Send(a.O.ids[to], p.Msg)
+			sent = true
 		}
+	}
+	if sent {
+		a.armRetry()
 	}
 }
 

@@ -200,8 +200,15 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 		// of the main sub-transaction, which then has two predecessors and waits for
 		// both requests.
 		to := at + 1 + int(r.Int64Range(0, int64(max(0, len(mainPath)-at-2))))
+		local := r.Float64() < 0.5
 		if joins && to < len(mainPath) {
 			last := secs[bp[len(bp)-1]][st]
+			if local && !slices.Contains(bp, mainPath[to]) {
+				// the branch ends at the join's own agent: one of the join's requests is
+				// local (the same agent runs both sections)
+				last.next = mainPath[to]
+				last = add(mainPath[to], st)
+			}
 			last.links = append(last.links, [2]string{"main", mainPath[to]})
 			joins = false
 		}
