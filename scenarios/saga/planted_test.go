@@ -186,7 +186,7 @@ var plantedBugs = []plantedBug{
 			if isNote(in.Msg, func(n saga.Note) bool { return n.Decision == saga.Committed }) {
 				e.writes = slices.DeleteFunc(slices.Clone(e.writes), func(w sim.Write) bool { return strings.HasPrefix(w.Key, "tx/") })
 			}
-		})}, "swarm", []string{PropFinalData, PropOneOut}},
+		})}, "swarm", []string{PropFinalData, PropOneOut, PropReplay}},
 	// SG-3
 	{"SG-3 fail", "a failed section is not told to the others: they never stop",
 		plant{wrap: wrapWith(func(a *saga.Agent, in sim.Input, e *effects) {
@@ -202,7 +202,7 @@ var plantedBugs = []plantedBug{
 	{"SG-3 null", "abort calls the compensation of a section that never ran (-p bug=compensate-never-run)",
 		plant{policy: bugs[2].policy}, "swarm", []string{PropNull, PropOrder}},
 	{"SG-3 late", "a request after the abort runs its section (-p bug=run-after-abort)",
-		plant{policy: bugs[3].policy}, "swarm", []string{PropDangling}},
+		plant{policy: bugs[3].policy}, "swarm", []string{PropDangling, PropFinalData, PropData}},
 	{"SG-3 reverse wait", "compensates without waiting for the sections after it (-p bug=eager-compensation)",
 		plant{policy: bugs[0].policy}, "swarm", []string{PropOrder}},
 	{"SG-3 compensate", "a compensation is not told to the others: they never end",
