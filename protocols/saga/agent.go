@@ -31,34 +31,14 @@ type Options struct {
 	// participant, which the protocol's checks read (the saga/sections experiment
 	// measures both).
 	EndNotices bool
-	// Policy plants deliberate bugs (tests and -p bug=…); nil is the protocol.
+	// Policy plants deliberate bugs (tests and -p bug=…): hooks at the decision
+	// points (policy.go); nil is the protocol.
 	Policy *Policy
 
 	graphs map[SecKey]*Graph
 	ids    map[string]sim.NodeID
 	line   []string // agents sorted by name: the connectivity line (Fig. 3)
 }
-
-// Policy holds the planted bugs of broken variants, each a function the correct
-// protocol does without. They are set by scenarios and tests, never by the protocol.
-type Policy struct {
-	// EagerCompensation compensates a processed section without waiting for the
-	// sections after it (breaks SG-3's reverse order).
-	EagerCompensation bool
-	// RerunDuplicates runs an incoming action again when its request is redelivered
-	// (breaks SG-P3).
-	RerunDuplicates bool
-	// CompensateNeverRun calls the compensation action of a section that never ran
-	// (breaks the null-compensation rule).
-	CompensateNeverRun bool
-	// RunAfterAbort runs a section whose request arrives after the transaction
-	// aborted and closed it as null (a dangling action).
-	RunAfterAbort bool
-	// ForgetCompensation leaves compensations out of the log (breaks log replay).
-	ForgetCompensation bool
-}
-
-func (p *Policy) on(f func(*Policy) bool) bool { return p != nil && f(p) }
 
 // Prepare validates the options and precomputes every transaction graph.
 func (o *Options) Prepare() error {
@@ -151,6 +131,8 @@ type state struct {
 	LastHeard map[string]sim.Time
 	LostSince map[string]sim.Time
 	Gone      map[string]bool
+	// Tried lists the lost agents sent a connectivity message since they were lost.
+	Tried map[string]bool
 }
 
 // Agent is one microservice's agent and the microservice itself (a node).
@@ -196,7 +178,7 @@ func (a *Agent) Handle(in sim.Input, out *sim.Outbox) {
 
 func (a *Agent) reset() {
 	a.S = state{Name: a.S.Name, DB: map[string]int64{}, Txs: map[TrID]*Tx{}, Pending: map[string]pend{},
-		View: map[string]Entry{}, LastHeard: map[string]sim.Time{}, LostSince: map[string]sim.Time{}, Gone: map[string]bool{}}
+		View: map[string]Entry{}, LastHeard: map[string]sim.Time{}, LostSince: map[string]sim.Time{}, Gone: map[string]bool{}, Tried: map[string]bool{}}
 }
 
 // ---- log (SG-4 crash extension) ----
@@ -207,14 +189,7 @@ func txKey(id TrID) string { return "tx/" + id.String() }
 // step: the log and the state change are atomic together.
 func (a *Agent) persist(t *Tx) {
 	rec := sim.DeepCopy(*t)
-	if a.O.Policy.on(func(p *Policy) bool { return p.ForgetCompensation }) {
-		// the planted bug: compensations reach the service, never the log
-		for _, o := range rec.Own {
-			if o.State == ProcessedCompensation {
-				o.State = Processed
-			}
-		}
-	}
+	a.logged(&rec)
 	a.out.Store(txKey(t.ID), rec)
 	a.flushDB()
 }
@@ -248,12 +223,14 @@ func (a *Agent) replay(st sim.StableView) {
 		}
 	}
 	a.out.Observe(ObsReplayed, Replayed{Agent: a.S.Name, Lines: a.Summary()})
+	a.out.Cover(ruleReplay)
 	for _, id := range a.txIDs() {
 		t := a.S.Txs[id]
 		for _, stn := range sortedKeys(t.Own) {
 			o := t.Own[stn]
 			k := SecKey{a.S.Name, stn}
 			if o.State == Processed || o.State == Failed || o.State == ProcessedCompensation || o.State == Null {
+				a.out.Cover(ruleReplaySend)
 				a.notify(t, k, o.State, false)
 			}
 			if o.State == Processed {
@@ -264,6 +241,7 @@ func (a *Agent) replay(st sim.StableView) {
 			a.notifyAbort(t)
 		}
 		if t.Outcome == Committed && t.ID.Init == a.S.Name {
+			a.out.Cover(ruleReplayDec)
 			for _, p := range a.O.Graph(t.Start).Agents {
 				if p != a.S.Name {
 					a.send(p, pkey(p, "decision", t.ID, SecKey{}, 0), Note{From: a.S.Name, Tr: t.ID, Start: t.Start, Input: t.Input, Decision: Committed})
@@ -324,7 +302,7 @@ func (a *Agent) receive(from sim.NodeID, m sim.Message) {
 	case Ack:
 		switch {
 		case m.Req:
-			delete(a.S.Pending, pkey(a.O.Names[from], "req", m.Tr, m.Sec, 0))
+			delete(a.S.Pending, reqKey(a.O.Names[from], m.Tr, m.Sec, m.Join))
 		case m.Decision != Running:
 			delete(a.S.Pending, pkey(a.O.Names[from], "decision", m.Tr, SecKey{}, 0))
 		default:
@@ -333,6 +311,7 @@ func (a *Agent) receive(from sim.NodeID, m sim.Message) {
 	case Beat:
 		a.beat(m)
 	case Hello:
+		a.out.Cover(ruleHello)
 		a.hear(m.From)
 		a.flush(m.From)
 	}
@@ -345,6 +324,7 @@ func (a *Agent) start(m StartTx) {
 		a.out.Observe(ObsRefused, Refused{Agent: a.S.Name, Start: m.Start, Why: "no such start section at this agent"})
 		return
 	}
+	a.out.Cover(ruleStart)
 	a.S.Seq++
 	a.out.Store("seq", a.S.Seq)
 	id := TrID{Init: a.S.Name, Seq: a.S.Seq}
@@ -379,7 +359,7 @@ func (a *Agent) request(m Req) {
 		return
 	}
 	t := a.record(m.Tr, m.Start, m.Input)
-	a.reply(m.From.Agent, Ack{Tr: m.Tr, Sec: m.Sec, Req: true})
+	a.reply(m.From.Agent, Ack{Tr: m.Tr, Sec: m.Sec, Req: true, Join: a.joinFrom(t, m.Sec, m.From)})
 	if m.From != (SecKey{}) {
 		a.learn(t, m.From, Processed)
 	}
@@ -392,21 +372,16 @@ func (a *Agent) arrive(t *Tx, k SecKey, from SecKey, data Data) {
 	if o == nil {
 		return
 	}
-	switch {
-	case o.State == Null && !a.O.Policy.on(func(p *Policy) bool { return p.RunAfterAbort }):
-		// SG-3: the transaction stopped before this section ran (abort made it null);
-		// a late request (a delayed message, a re-send) must not run it.
-		a.out.Observe(ObsLate, Late{Tr: t.ID, Sec: k})
-		return
-	case o.State == Null:
-		a.run(t, k, o, data) // the planted bug: a dangling action
-		return
-	case o.State != Pendant && o.State != Processing:
-		// SG-P3: a redelivered request runs nothing twice.
-		if o.State == Processed && a.O.Policy.on(func(p *Policy) bool { return p.RerunDuplicates }) {
-			a.run(t, k, o, data)
+	if !a.runs(o.State) {
+		if o.State == Null {
+			// SG-3: the transaction stopped before this section ran (abort made it
+			// null); a late request (a delayed message, a re-send) must not run it.
+			a.out.Cover(ruleLate)
+			a.out.Observe(ObsLate, Late{Tr: t.ID, Sec: k})
 			return
 		}
+		// SG-P3: a redelivered request runs nothing twice.
+		a.out.Cover(ruleDuplicate)
 		a.out.Observe(ObsDuplicate, Duplicate{Tr: t.ID, Sec: k, State: o.State})
 		return
 	}
@@ -417,10 +392,14 @@ func (a *Agent) arrive(t *Tx, k SecKey, from SecKey, data Data) {
 	for _, p := range g.Preds[k] {
 		if !slices.Contains(o.Got, p) {
 			// A join: wait for every predecessor's request.
+			a.out.Cover(ruleJoinWait)
 			o.State, o.In = Processing, data
 			a.persist(t)
 			return
 		}
+	}
+	if len(g.Preds[k]) > 1 {
+		a.out.Cover(ruleJoinRun)
 	}
 	a.run(t, k, o, data)
 }
@@ -432,6 +411,7 @@ func (a *Agent) run(t *Tx, k SecKey, o *Own, data Data) {
 	o.In = data
 	outData, ok, why := a.call(t, k, sec.Incoming, data, false)
 	if !ok {
+		a.out.Cover(ruleFail)
 		o.State = Failed
 		t.Known[k.String()] = Failed
 		a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Failed, Why: why})
@@ -440,10 +420,14 @@ func (a *Agent) run(t *Tx, k SecKey, o *Own, data Data) {
 		a.progress(t)
 		return
 	}
+	a.out.Cover(ruleRun)
 	o.State, o.Out = Processed, outData
 	a.learn(t, k, Processed)
 	g := a.O.Graph(t.Start)
 	ends := slices.Contains(g.Ends, k)
+	if ends {
+		a.out.Cover(ruleEnd)
+	}
 	a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Processed, EndsSt: ends})
 	a.notify(t, k, Processed, ends)
 	if !t.Aborted {
@@ -465,16 +449,22 @@ func (a *Agent) call(t *Tx, k SecKey, action string, in Data, comp bool) (Data, 
 
 // forward sends the section's output to the next sections (SG-2 step 5).
 func (a *Agent) forward(t *Tx, k SecKey, data Data) {
-	for _, n := range a.O.Graph(t.Start).Succs[k] {
+	succs := a.O.Graph(t.Start).Succs[k]
+	if len(succs) > 1 {
+		a.out.Cover(ruleParallel)
+	}
+	for _, n := range succs {
 		if t.Known[n.String()] != Pendant && t.Known[n.String()] != Processing {
 			continue
 		}
 		m := Req{Tr: t.ID, Start: t.Start, Input: t.Input, Sec: n, From: k, Data: data}
 		if n.Agent == a.S.Name {
+			a.out.Cover(ruleNextLocal)
 			a.arrive(t, n, k, data)
 			continue
 		}
-		a.send(n.Agent, pkey(n.Agent, "req", t.ID, n, 0), m)
+		a.out.Cover(ruleNext)
+		a.send(n.Agent, reqKey(n.Agent, t.ID, n, a.joinFrom(t, n, k)), m)
 	}
 }
 
@@ -512,6 +502,9 @@ func (a *Agent) note(m Note) {
 	a.reply(from, Ack{Tr: m.Tr, Sec: m.Sec, Status: m.Status, Abort: m.Abort, Decision: m.Decision})
 	if m.Decision == Committed {
 		// The initiator's commit decision: every section was processed.
+		if t.Outcome == Running {
+			a.out.Cover(ruleCommitted)
+		}
 		for _, k := range a.O.Graph(t.Start).Sections {
 			t.Known[k.String()] = Processed
 		}
@@ -520,15 +513,23 @@ func (a *Agent) note(m Note) {
 	}
 	if m.Abort {
 		if !t.Aborted && t.Outcome != Committed {
+			a.out.Cover(ruleAbortNote)
 			a.abort(t, "aborted by "+from)
 		}
 		a.progress(t)
 		a.persist(t)
 		return
 	}
+	switch m.Status {
+	case Processed:
+		a.out.Cover(ruleNotice)
+	case ProcessedCompensation, Null:
+		a.out.Cover(ruleUndone)
+	}
 	a.learn(t, m.Sec, m.Status)
 	if m.Status == Failed && !t.Aborted {
 		// SG-3 step 2: the stop message.
+		a.out.Cover(ruleStop)
 		a.abort(t, "section "+m.Sec.String()+" failed")
 	}
 	a.progress(t)
@@ -581,10 +582,8 @@ func (a *Agent) abort(t *Tx, why string) {
 	for _, st := range sortedKeys(t.Own) {
 		o := t.Own[st]
 		k := SecKey{a.S.Name, st}
-		if o.State == Pendant || o.State == Processing {
-			if a.O.Policy.on(func(p *Policy) bool { return p.CompensateNeverRun }) {
-				a.call(t, k, a.O.Conf.Section(k).Compensation, o.Out, true)
-			}
+		if (o.State == Pendant || o.State == Processing) && !a.compensates(o.State) {
+			a.out.Cover(ruleNull)
 			o.State = Null
 			t.Known[k.String()] = Null
 			a.out.Observe(ObsSection, SectionEv{Tr: t.ID, Sec: k, State: Null})
@@ -609,17 +608,25 @@ func (a *Agent) progress(t *Tx) {
 			for i := len(g.Sections) - 1; i >= 0; i-- {
 				k := g.Sections[i]
 				o := t.Own[k.St]
-				if k.Agent != a.S.Name || o == nil || o.State != Processed {
+				if k.Agent != a.S.Name || o == nil || o.State.settled() || !a.compensates(o.State) {
 					continue
 				}
-				ready := true
+				ready, gone := true, false
 				for _, n := range g.Succs[k] {
-					if !t.Known[n.String()].settled() && !a.S.Gone[n.Agent] {
-						ready = false
+					if !t.Known[n.String()].settled() {
+						if a.S.Gone[n.Agent] {
+							gone = true
+						} else {
+							ready = false
+						}
 					}
 				}
-				if !ready && !a.O.Policy.on(func(p *Policy) bool { return p.EagerCompensation }) {
+				if !a.ready(t, k, ready) {
+					a.out.Cover(ruleReverse)
 					continue
+				}
+				if ready && gone {
+					a.out.Cover(ruleNoWait)
 				}
 				a.compensate(t, k, o)
 				again = true
@@ -640,6 +647,7 @@ func (a *Agent) progress(t *Tx) {
 		return
 	}
 	if t.Aborted {
+		a.out.Cover(ruleEnded)
 		a.decide(t, Compensated)
 		return
 	}
@@ -649,6 +657,7 @@ func (a *Agent) progress(t *Tx) {
 	if a.S.Name != t.ID.Init {
 		return
 	}
+	a.out.Cover(ruleCommit)
 	a.decide(t, Committed)
 	for _, p := range g.Agents {
 		if p != a.S.Name {
@@ -670,6 +679,7 @@ func (a *Agent) decide(t *Tx, o Outcome) {
 // compensate runs a processed section's compensation action with its output data
 // (SG-3 step 3) and tells the others (step 4).
 func (a *Agent) compensate(t *Tx, k SecKey, o *Own) {
+	a.out.Cover(ruleCompensate)
 	sec := a.O.Conf.Section(k)
 	_, ok, why := a.call(t, k, sec.Compensation, o.Out, true)
 	if !ok {
@@ -689,11 +699,30 @@ func pkey(to, kind string, tr TrID, k SecKey, s Status) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", to, kind, tr, k, s)
 }
 
+// reqKey keys the request for section k (from predecessor join, when k is a join).
+func reqKey(to string, tr TrID, k SecKey, join string) string {
+	key := pkey(to, "req", tr, k, 0)
+	if join != "" {
+		key += "|" + join
+	}
+	return key
+}
+
+// joinFrom names predecessor from when k is a join (its requests are told apart),
+// and is empty otherwise.
+func (a *Agent) joinFrom(t *Tx, k, from SecKey) string {
+	if len(a.O.Graph(t.Start).Preds[k]) > 1 {
+		return from.String()
+	}
+	return ""
+}
+
 // send sends m and keeps it until it is acknowledged; to an agent thought lost it is
 // only kept: the transaction pauses there (SG-4) until the agent reconnects.
 func (a *Agent) send(to, key string, m sim.Message) {
 	a.S.Pending[key] = pend{To: to, Msg: m}
 	if a.S.View[to].Lost {
+		a.out.Cover(rulePause)
 		return
 	}
 	a.out.Send(a.O.ids[to], m)
@@ -708,12 +737,19 @@ func (a *Agent) armRetry() {
 	}
 }
 
-// flush re-sends everything pending to one agent (it reconnected or restarted).
+// flush re-sends everything pending to one agent (it reconnected or restarted), and
+// keeps re-sending it until acknowledged: a flush can be lost too (a link cut again
+// as it goes out).
 func (a *Agent) flush(to string) {
+	sent := false
 	for _, k := range sortedKeys(a.S.Pending) {
 		if p := a.S.Pending[k]; p.To == to {
 			a.out.Send(a.O.ids[to], p.Msg)
+			sent = true
 		}
+	}
+	if sent {
+		a.armRetry()
 	}
 }
 
@@ -727,6 +763,9 @@ func (a *Agent) timer(id string) {
 				a.out.Send(a.O.ids[p.To], p.Msg)
 				any = true
 			}
+		}
+		if any {
+			a.out.Cover(ruleRetry)
 		}
 		if any || len(a.S.Pending) > 0 {
 			a.armRetry()

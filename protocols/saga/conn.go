@@ -46,12 +46,14 @@ func (a *Agent) neighbours() []string {
 		if !a.S.Gone[a.O.line[j]] {
 			break
 		}
+		a.out.Cover(ruleRearranged)
 	}
 	for j := i + 1; j < len(a.O.line); j++ {
 		out = append(out, a.O.line[j])
 		if !a.S.Gone[a.O.line[j]] {
 			break
 		}
+		a.out.Cover(ruleRearranged)
 	}
 	slices.Sort(out)
 	return out
@@ -69,11 +71,18 @@ func (a *Agent) tick() {
 	for _, n := range a.O.line {
 		view = append(view, a.S.View[n])
 	}
+	a.out.Cover(ruleExchange)
 	for _, n := range a.neighbours() {
+		// SG-4: a lost neighbour is still sent its beat, during the grace period and
+		// after it.
 		a.out.Send(a.O.ids[n], Beat{From: a.S.Name, View: view})
+		if a.S.View[n].Lost {
+			a.S.Tried[n] = true
+		}
 	}
 	for _, n := range a.watched() {
 		if e := a.S.View[n]; !e.Lost && a.now-a.S.LastHeard[n] > timeOf(a.O.Timeout) {
+			a.out.Cover(ruleDetect)
 			a.apply(Entry{Agent: n, Gen: e.Gen + 1, Lost: true})
 		}
 	}
@@ -91,11 +100,13 @@ func (a *Agent) beat(m Beat) {
 		if e.Agent == a.S.Name {
 			if e.Lost && e.Gen >= cur.Gen {
 				// Others think this agent lost: it is not; a newer generation says so.
+				a.out.Cover(ruleRefute)
 				a.S.View[a.S.Name] = Entry{Agent: a.S.Name, Gen: e.Gen + 1}
 			}
 			continue
 		}
 		if e.Gen > cur.Gen {
+			a.out.Cover(ruleSpread)
 			a.apply(e)
 		}
 	}
@@ -120,12 +131,19 @@ func (a *Agent) apply(e Entry) {
 	case !old.Lost && e.Lost:
 		// Lost: report it (the view spreads along the line), pause (send keeps
 		// messages to it), and wait the grace period.
+		a.out.Cover(ruleLost)
 		a.S.LostSince[e.Agent] = a.now
+		delete(a.S.Tried, e.Agent)
 		a.out.Observe(ObsLost, ConnEv{Agent: a.S.Name, Peer: e.Agent})
 		a.out.SetTimer(sim.TimerID("grace/"+e.Agent), a.O.Grace)
 	case old.Lost && !e.Lost:
 		// Back: within the grace period the paused work resumes; after it, the line
 		// is re-arranged back and the cleanup it owes reaches it.
+		if a.S.Gone[e.Agent] {
+			a.out.Cover(ruleBack)
+		} else {
+			a.out.Cover(ruleResume)
+		}
 		a.out.Observe(ObsBack, ConnEv{Agent: a.S.Name, Peer: e.Agent})
 		delete(a.S.LostSince, e.Agent)
 		delete(a.S.Gone, e.Agent)
@@ -142,8 +160,9 @@ func (a *Agent) graceOver(n string) {
 	if !a.S.View[n].Lost {
 		return
 	}
+	a.out.Cover(ruleGrace)
 	a.S.Gone[n] = true
-	a.out.Observe(ObsGraceOver, ConnEv{Agent: a.S.Name, Peer: n})
+	a.out.Observe(ObsGraceOver, GraceEv{Agent: a.S.Name, Peer: n, Tried: a.S.Tried[n]})
 	for _, w := range a.watched() {
 		if _, ok := a.S.LostSince[w]; !ok {
 			a.S.LastHeard[w] = a.now // a new neighbour: give it a full timeout
@@ -151,14 +170,16 @@ func (a *Agent) graceOver(n string) {
 	}
 	for _, id := range a.txIDs() {
 		t := a.S.Txs[id]
-		if t.Outcome != Running || t.Aborted || t.ID.Init != a.S.Name {
-			// Only the initiator gives up on a lost agent's part: it is also the one
-			// that decides a commit, so an abort and a commit never cross.
+		g := a.O.Graph(t.Start)
+		if t.Outcome != Running || t.Aborted || !slices.Contains(g.Agents, n) {
 			continue
 		}
-		g := a.O.Graph(t.Start)
-		if !slices.Contains(g.Agents, n) {
-			continue
+		// Only the initiator gives up on a lost agent's part: it is also the one that
+		// decides a commit, so an abort and a commit never cross. A lost initiator
+		// leaves the transaction paused here until it is back.
+		initiator := t.ID.Init == a.S.Name
+		if !initiator && t.ID.Init == n {
+			a.out.Cover(ruleWaitInit)
 		}
 		needed := false
 		for _, k := range g.Sections {
@@ -166,7 +187,8 @@ func (a *Agent) graceOver(n string) {
 				needed = true
 			}
 		}
-		if needed {
+		if a.givesUp(t, n, initiator && needed) {
+			a.out.Cover(ruleGiveUp)
 			a.abort(t, "agent "+n+" lost past the grace period")
 			a.notifyAbort(t)
 			a.progress(t)

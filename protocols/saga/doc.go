@@ -5,11 +5,20 @@
 //
 // # Rules → files
 //
+// rules.go holds the rule map: every rule of the digest with a code branch, by tag
+// (out.Cover marks where each acts), and the rules without one, with the reason.
+//
 //	SG-1 configuration language (four fact forms), validation   config.go (Parse, Graph)
-//	SG-2 normal flow: start, tr_id, sections, next, ends         agent.go (start, request, arrive, run, forward, notify, progress)
-//	SG-3 compensation flow: stop, reverse order, done notices    agent.go (abort, progress, compensate)
-//	SG-4 connectivity line, loss, pause, grace, re-arrangement   conn.go
-//	SG-4 crash extension: log atomic with state, replay          agent.go (persist, replay), service.go (DB)
+//	SG-2 start, run, next (local, parallel), join wait and run,  agent.go (start, request, arrive, run, forward,
+//	     end, notice, commit and commit learned, P3 duplicate         notify, note, progress)
+//	SG-3 fail, stop, null, late, reverse wait, compensate,       agent.go (run, note, abort, arrive, progress,
+//	     undone, end                                                  compensate)
+//	SG-4 exchange, spread, refute, detect, lost, grace, give up, conn.go (tick, beat, hear, apply, graceOver,
+//	     initiator lost, re-arranged, back, resume                    neighbours)
+//	SG-4 pause, retry, give-up learned, no wait                  agent.go (send, timer, note, progress)
+//	SG-4 crash extension: replay, replay resend and decision,    agent.go (persist, replay), service.go (DB)
+//	     reconnect; log atomic with state
+//	decision points broken variants hook into                   policy.go (Policy)
 //	services with their own store (order, customer, generic)    service.go
 //	orchestrated baseline (one coordinator)                     orch.go
 //	observations the checkers read                              observe.go
@@ -24,7 +33,8 @@
 //   - A section is identified by (agent, sub-transaction): the configuration gives
 //     each agent at most one section per sub-transaction name. next/3 starts a
 //     parallel sub-transaction; a section with predecessors from two paths (a join)
-//     waits for both requests.
+//     waits for both requests, each kept and acknowledged apart (Ack.Join) — the two
+//     predecessors may be sections of one agent.
 //   - tr_id is the initiating agent's name and a sequence number in its stable storage.
 //   - The agent and its microservice share a node: a handler step calls the service
 //     and writes the log in one atomic step (the paper's "local transaction"), so the
@@ -37,21 +47,28 @@
 //     parallel branches, reverse dependency order).
 //   - Only the initiator decides a commit (when it knows every section processed) and
 //     tells the others; only the initiator gives up on a lost agent after the grace
-//     period. So a grace-period abort and a commit never cross (they did when every
-//     agent could do both: a partition longer than the grace period ended one
-//     transaction committed at some agents and compensated at others). A failed
-//     section needs no decider: it makes a commit impossible.
+//     period (§3.4's "the agents affected by incomplete transactions start the
+//     compensation flow" is read as: the initiator does, and tells the others). So a
+//     grace-period abort and a commit never cross (they did when every agent could do
+//     both: a partition longer than the grace period ended one transaction committed
+//     at some agents and compensated at others). A failed section needs no decider:
+//     it makes a commit impossible. A lost initiator therefore leaves its transactions
+//     paused at the others until it is back (or a section fails).
 //   - A section whose agent is gone past the grace period does not hold the others'
 //     compensations up; the transaction ends only when that agent is back and has
 //     settled its sections (the paper: "not finished until reconnection and cleanup").
 //   - The connectivity view is one entry per agent with a generation number (the larger
-//     wins; an agent that hears itself reported lost bumps its own). Gone agents are
-//     still sent beats (the paper: "keep trying to contact them").
+//     wins; an agent that hears itself reported lost bumps its own). Lost agents are
+//     still sent beats, during the grace period ("connectivity messages are sent as
+//     usual") and after it ("keep trying to contact them"); so the grace period must
+//     span a beat.
 //   - Restart: the agent reloads its log and its service's data, re-sends its notices
 //     and requests (receivers drop duplicates), runs the compensations due, and says
 //     hello so that the others re-send what it missed.
 //   - Messages to an agent thought lost are kept, not sent: the transaction pauses
 //     there, and resumes when the agent is back.
 //
-// Broken variants for tests and `-p bug=…` are Policy fields (nil: the protocol).
+// Broken variants for tests and `-p bug=…` are hooks of a Policy at the protocol's
+// decision points (policy.go; nil: the protocol); the broken code itself lives in
+// scenarios/saga (bugs.go) and tests.
 package saga

@@ -88,6 +88,10 @@ type Ack struct {
 	Req      bool
 	Abort    bool
 	Decision Outcome
+	// Join names the predecessor whose request is acknowledged when Sec is a join
+	// (two predecessors, possibly at one agent: each request is kept until its own
+	// acknowledgement); empty otherwise.
+	Join string `json:",omitempty"`
 }
 
 // Kind implements sim.Message.

@@ -16,7 +16,7 @@ const (
 	ObsCompFailed = "saga/comp-failed" // SectionEv: a compensation action failed
 	ObsLost       = "saga/lost"        // ConnEv: an agent learned another is lost (SG-4)
 	ObsBack       = "saga/back"        // ConnEv: a lost agent reconnected
-	ObsGraceOver  = "saga/grace-over"  // ConnEv: the grace period ran out; the line is re-arranged
+	ObsGraceOver  = "saga/grace-over"  // GraceEv: the grace period ran out; the line is re-arranged
 )
 
 // Begin is observed by the initiator when a transaction starts.
@@ -99,4 +99,12 @@ type Refused struct {
 // ConnEv is observed by Agent about Peer's connectivity.
 type ConnEv struct {
 	Agent, Peer string
+}
+
+// GraceEv is observed by Agent when its grace period for Peer runs out. Tried says
+// whether it sent Peer a connectivity message meanwhile (SG-4: during the grace
+// period they are sent as usual).
+type GraceEv struct {
+	Agent, Peer string
+	Tried       bool
 }

@@ -138,7 +138,25 @@ func (c CustomerService) Call(db *DB, a string, in Data) (Data, bool, string) {
 // do… applies a step of the transaction (key "step/ORDER/ACTION"), any action named
 // undo… removes the step its name mirrors (undoX undoes doX). A do-action fails when
 // the input's Fail names it ("agent:action"), as the workload draws it.
-type StepService struct{ Agent string }
+//
+// With Receipts, an action's output_data differs from its input_data (§3.1): a
+// do-action stores and returns (as Amount) a receipt made of its input's Amount and its
+// own name, and its undo takes the receipt (the output data, as compensation_action
+// does) and fails on any other. So a section run on data other than its
+// predecessor's output, or compensated with data other than its own output, shows.
+type StepService struct {
+	Agent    string
+	Receipts bool
+}
+
+// Receipt is the receipt a do-action of agent returns for input amount in.
+func Receipt(in int64, agent, action string) int64 {
+	h := uint64(14695981039346656037)
+	for _, c := range []byte(agent + ":" + action) {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return int64((uint64(in)*1_000_003+h)%(1<<31)) + 1
+}
 
 // Offers implements Service.
 func (StepService) Offers(a string) bool {
@@ -150,8 +168,12 @@ func (s StepService) Call(db *DB, a string, in Data) (Data, bool, string) {
 	switch {
 	case strings.HasPrefix(a, "undo"):
 		k := fmt.Sprintf("step/%d/do%s", in.Order, strings.TrimPrefix(a, "undo"))
-		if _, ok := db.Get(k); !ok {
+		v, ok := db.Get(k)
+		if !ok {
 			return in, false, "nothing to undo"
+		}
+		if s.Receipts && in.Amount != v {
+			return in, false, fmt.Sprintf("receipt %d is not the step's output %d", in.Amount, v)
 		}
 		db.Del(k)
 	case strings.HasPrefix(a, "do"):
@@ -161,6 +183,12 @@ func (s StepService) Call(db *DB, a string, in Data) (Data, bool, string) {
 		}
 		if _, ok := db.Get(k); ok {
 			return in, false, "step applied twice"
+		}
+		if s.Receipts {
+			out := in
+			out.Amount = Receipt(in.Amount, s.Agent, a)
+			db.Put(k, out.Amount)
+			return out, true, ""
 		}
 		db.Put(k, 1)
 	default:

@@ -25,9 +25,9 @@ func mustPlan(t *testing.T, js string) faults.Plan {
 // SG-4's detection items: who must report whom, for crashes, partitions and cuts,
 // and what is exempt.
 func TestLossItems(t *testing.T) {
-	line := &saga.Options{Names: []string{"a3", "a1", "a4", "a2"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
+	line := &saga.Options{Names: []string{"a3", "a1", "a4", "a2"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond}
 	all := &saga.Options{Names: []string{"a1", "a2", "a3"}, Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, AllToAll: true}
-	settle, window, _ := lossWindows(line, 8*time.Millisecond, clockSlack{})
+	settle, window, hop, _ := lossWindows(line, 8*time.Millisecond, clockSlack{})
 	for _, c := range []struct {
 		name   string
 		o      *saga.Options
@@ -37,19 +37,31 @@ func TestLossItems(t *testing.T) {
 	}{
 		{"crash in the middle: both line neighbours", line,
 			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"2s","kind":"restart","node":"a2"}]}`,
-			[]string{"a1<a2@100", "a3<a2@100"}, 0},
-		{"partition: each side loses its neighbour across", line,
+			[]string{"a1<a2@100", "a3<a2@100", "a4<a2@100 via a3"}, 0},
+		{"partition: each side loses its neighbour across, and tells its side", line,
 			`{"events":[{"at":"100ms","kind":"partition","groups":[["a1","a2"]]},{"at":"2s","kind":"heal"}]}`,
-			[]string{"a2<a3@100", "a3<a2@100"}, 0},
+			[]string{"a1<a3@100 via a2", "a2<a3@100", "a3<a2@100", "a4<a2@100 via a3"}, 0},
+		{"a relay down: no report past it", line,
+			`{"events":[{"at":"100ms","kind":"crash","node":"a1"},{"at":"100ms","kind":"crash","node":"a3"}]}`,
+			[]string{"a2<a1@100", "a2<a3@100", "a4<a3@100"}, 0},
+		{"a link of the relay cut: no report past it", line,
+			`{"events":[{"at":"100ms","kind":"crash","node":"a1"},{"at":"100ms","kind":"cut","from":"a3","to":"a4"},{"at":"2s","kind":"restart","node":"a1"}]}`,
+			[]string{"a2<a1@100", "a3<a1@100 via a2"}, 0},
+		{"a crash-send: the loss counts from the window's end, and the reporter it may crash is exempt", line,
+			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"150ms","kind":"crash-send","node":"a3","for":"100ms"},{"at":"2s","kind":"restart","node":"a2"},{"at":"2s","kind":"restart","node":"a3"}]}`,
+			[]string{"a1<a2@100", "a4<a3@250"}, 1},
+		{"the news skips an agent the relay gave up on long before", line,
+			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"1500ms","kind":"crash","node":"a1"}]}`,
+			[]string{"a1<a2@100", "a3<a1@1.5s", "a3<a2@100", "a4<a1@1.5s via a3", "a4<a2@100 via a3"}, 0},
 		{"outage shorter than the window: exempt", line,
 			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"150ms","kind":"restart","node":"a2"}]}`,
 			nil, 2},
 		{"the reporter crashes within the window: exempt", line,
 			`{"events":[{"at":"100ms","kind":"partition","groups":[["a1"]]},{"at":"150ms","kind":"crash","node":"a2"},{"at":"2s","kind":"heal"}]}`,
-			[]string{"a1<a2@100", "a3<a2@150"}, 1},
+			[]string{"a1<a2@100", "a3<a2@150", "a4<a2@150 via a3"}, 1},
 		{"a neighbour heard again only briefly: exempt", line,
 			`{"events":[{"at":"100ms","kind":"crash","node":"a2"},{"at":"1s","kind":"restart","node":"a2"},{"at":"1010ms","kind":"crash","node":"a2"}]}`,
-			[]string{"a1<a2@100", "a3<a2@100"}, 2},
+			[]string{"a1<a2@100", "a3<a2@100", "a4<a2@100 via a3"}, 2},
 		{"one-way cut relayed by a third agent: nothing to report", all,
 			`{"events":[{"at":"100ms","kind":"cut","from":"a2","to":"a1"},{"at":"2s","kind":"heal"}]}`,
 			nil, 0},
@@ -57,10 +69,14 @@ func TestLossItems(t *testing.T) {
 			`{"events":[{"at":"100ms","kind":"crash","node":"a3"}]}`,
 			[]string{"a1<a3@100", "a2<a3@100"}, 0},
 	} {
-		items, exempt := lossItems(mustPlan(t, c.plan), c.o, settle, window)
+		items, exempt := lossItems(mustPlan(t, c.plan), c.o, settle, window, hop, window+goneBound(c.o, 8*time.Millisecond, clockSlack{}))
 		var got []string
 		for _, it := range items {
-			got = append(got, it.a+"<"+it.x+"@"+strings.TrimSuffix(time.Duration(it.at).String(), "ms"))
+			g := it.a + "<" + it.x + "@" + strings.TrimSuffix(time.Duration(it.at).String(), "ms")
+			if it.hops > 0 {
+				g += " via " + strings.Join(it.via, ",")
+			}
+			got = append(got, g)
 		}
 		slices.Sort(got)
 		if !slices.Equal(got, c.want) || exempt != c.exempt {
@@ -77,6 +93,9 @@ func TestLossReported(t *testing.T) {
 		plan: mustPlan(t, `{"events":[{"at":"100ms","kind":"crash","node":"a2"}]}`)}
 	ms := func(n int) sim.Time { return sim.Time(time.Duration(n) * time.Millisecond) }
 	obs := func(kind string, at sim.Time, a, x string) sim.Observation {
+		if kind == saga.ObsGraceOver {
+			return sim.Observation{Kind: kind, Time: at, Value: saga.GraceEv{Agent: a, Peer: x}}
+		}
 		return sim.Observation{Kind: kind, Time: at, Value: saga.ConnEv{Agent: a, Peer: x}}
 	}
 	for _, c := range []struct {
@@ -105,7 +124,7 @@ func TestLossReported(t *testing.T) {
 // runs: four steps back of 100 ms, and a clock at half speed).
 func TestLossWindowFollowsClockFaults(t *testing.T) {
 	o := &saga.Options{Beat: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}
-	_, base, _ := lossWindows(o, 8*time.Millisecond, clockSlack{})
+	_, base, _, _ := lossWindows(o, 8*time.Millisecond, clockSlack{})
 	if want := 250*time.Millisecond*1e6/980000 + 16*time.Millisecond + 10*time.Millisecond; base != want {
 		t.Fatalf("window %v, want %v (250ms at 2%% slow + 2 latencies + 10ms)", base, want)
 	}
@@ -115,10 +134,10 @@ func TestLossWindowFollowsClockFaults(t *testing.T) {
 		t.Fatalf("backward steps %v, want a2's 200ms (a1's 150ms is less; forward steps do not count)", c.back)
 	}
 	slow := mustPlan(t, `{"events":[{"at":"10ms","kind":"skew","node":"a2","drift_ppm":-500000}]}`)
-	if _, w, _ := lossWindows(o, 8*time.Millisecond, planClocks(slow)); w != 500*time.Millisecond+26*time.Millisecond {
+	if _, w, _, _ := lossWindows(o, 8*time.Millisecond, planClocks(slow)); w != 500*time.Millisecond+26*time.Millisecond {
 		t.Fatalf("window %v at half speed, want 526ms", w)
 	}
-	if _, _, ok := lossWindows(o, 8*time.Millisecond, clockSlack{ppm: 1_000_000}); ok {
+	if _, _, _, ok := lossWindows(o, 8*time.Millisecond, clockSlack{ppm: 1_000_000}); ok {
 		t.Fatal("a stopped clock has no window") // plans bound drift to 50 %; kept for safety
 	}
 	for _, plan := range []string{

@@ -1,6 +1,7 @@
 package sagascen
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/simrun-dev/simrun/model"
@@ -72,6 +73,71 @@ func TestModelCatchesBugs(t *testing.T) {
 		}
 		if _, err := res.Steps(v); err != nil {
 			t.Fatalf("%s: %v", c.bug, err)
+		}
+	}
+}
+
+// The portfolio (`simrun check saga` with no -p): every configuration completes with
+// every invariant holding, every eventually-property holding and every witness
+// found, in the pinned number of states. Short: the paper configuration.
+func TestPortfolio(t *testing.T) {
+	m, err := model.Lookup("saga")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := map[string]int64{"paper": 6574, "branch": 170071, "join": 168809, "connectivity": 137037}
+	for _, c := range m.Portfolio {
+		if testing.Short() && c.Name != "paper" {
+			continue
+		}
+		res := checkModel(t, c.Params, model.Options{Workers: 1, MaxStates: scenariotest.Bound(pins[c.Name])})
+		if res.Outcome != model.Complete || res.Violation != nil {
+			t.Fatalf("%s: outcome %v, violation %v", c.Name, res.Outcome, res.Violation)
+		}
+		for _, p := range res.Properties {
+			if p.Status != model.Holds && p.Status != model.Witnessed {
+				t.Errorf("%s: %s %v", c.Name, p.Name, p.Status)
+			}
+		}
+		if res.Distinct != pins[c.Name] && !scenariotest.Unpinned() {
+			t.Errorf("%s: %d distinct states, pinned %d", c.Name, res.Distinct, pins[c.Name])
+		}
+	}
+}
+
+// `simrun check saga` at its defaults (the portfolio) catches every -p bug= variant:
+// each is caught by the configuration and the invariant named here, at the pinned
+// depth (BFS: the shortest counterexample). eager-compensation and run-after-abort
+// need a failing section with a parallel branch (the paper's example has none).
+func TestPortfolioCatchesBugs(t *testing.T) {
+	m, err := model.Lookup("saga")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		bug, config, prop string
+		depth             int
+	}{
+		{"eager-compensation", "branch", mOrder, 9},
+		{"rerun-duplicates", "paper", mOnce, 8},
+		{"compensate-never-run", "paper", mNull, 11},
+		{"run-after-abort", "branch", mDangling, 7},
+		{"forget-compensation", "paper", mOnce, 15},
+	} {
+		var res *model.Result
+		for _, pc := range m.Portfolio {
+			params := maps.Clone(pc.Params)
+			params["bug"] = c.bug
+			res = checkModel(t, params, model.Options{Workers: 1, MaxStates: 2_000_000})
+			if res.Violation != nil {
+				if pc.Name != c.config || res.Violation.Name != c.prop || res.Violation.Depth != c.depth {
+					t.Errorf("%s: caught by %s, %s at depth %d; pinned %s, %s at depth %d", c.bug, pc.Name, res.Violation.Name, res.Violation.Depth, c.config, c.prop, c.depth)
+				}
+				break
+			}
+		}
+		if res.Violation == nil {
+			t.Errorf("%s: the portfolio does not catch it", c.bug)
 		}
 	}
 }

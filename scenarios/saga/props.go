@@ -29,11 +29,18 @@ const (
 	PropReplay    = "log replay"
 	PropFinalData = "SG-P5 data at quiescence"
 	PropEnds      = "SG-2 sub-transaction end announced"
+	PropTrID      = "SG-2 unique tr_id"
+	PropFinished  = "SG-2/SG-3 ends after every section"
+	PropGrace     = "SG-4 grace period"
+	PropFlow      = "SG-2 sections run in order on their predecessors' output"
+	PropQuiet     = "SG-4 no loss once the faults settle"
+	PropOwed      = "nothing owed at the end"
 )
 
 // history is the run's saga observations, indexed.
 type history struct {
 	begins   map[saga.TrID]sim.Observation
+	beginAll []sim.Observation               // every Begin, in order (a reused tr_id begins twice)
 	sections map[saga.TrID][]sim.Observation // SectionEv, in order
 	calls    []sim.Observation               // Return (each has its Call)
 	outcomes map[saga.TrID][]sim.Observation
@@ -48,7 +55,10 @@ func index(r *checker.Run) *history {
 	for _, o := range r.History() {
 		switch v := o.Value.(type) {
 		case saga.Begin:
-			h.begins[v.Tr] = o
+			if _, dup := h.begins[v.Tr]; !dup {
+				h.begins[v.Tr] = o
+			}
+			h.beginAll = append(h.beginAll, o)
 		case saga.SectionEv:
 			if o.Kind == saga.ObsSection {
 				h.sections[v.Tr] = append(h.sections[v.Tr], o)
@@ -59,10 +69,8 @@ func index(r *checker.Run) *history {
 			h.outcomes[v.Tr] = append(h.outcomes[v.Tr], o)
 		case saga.AbortEv:
 			h.aborts[v.Tr] = append(h.aborts[v.Tr], o)
-		case saga.ConnEv:
-			if o.Kind == saga.ObsGraceOver {
-				h.graces = append(h.graces, o)
-			}
+		case saga.GraceEv:
+			h.graces = append(h.graces, o)
 		case saga.Replayed:
 			h.replays = append(h.replays, o)
 		}
@@ -128,7 +136,21 @@ func (e *env) excused(r *checker.Run, id saga.TrID) bool {
 }
 
 func (e *env) properties() []checker.Property {
+	data := checker.LinearizableKeyed(PropData, serviceModel(e.sys), e.serviceOps, 0)
+	lin := data.Check
+	data.Check = func(r *checker.Run) error {
+		err := lin(r)
+		ops, _ := e.serviceOps(r)
+		r.Count(len(ops), 0)
+		return err
+	}
+	live := scenarios.Bounded(PropLive, e.bound, func(r *checker.Run) []scenarios.Item {
+		items, exempt := e.liveItems(r)
+		r.Count(len(items), exempt)
+		return items
+	})
 	return []checker.Property{
+		{Name: PropTrID, Class: checker.Safety, Check: e.trIDs},
 		{Name: PropOrder, Class: checker.Safety, Check: e.order},
 		{Name: PropOnce, Class: checker.Safety, Check: e.once},
 		{Name: PropNull, Class: checker.Safety, Check: e.null},
@@ -137,11 +159,33 @@ func (e *env) properties() []checker.Property {
 		{Name: PropReplay, Class: checker.Safety, Check: e.replay},
 		{Name: PropLost, Class: checker.Safety, Check: e.lossReported},
 		{Name: PropEnds, Class: checker.Safety, Check: e.endsAnnounced},
-		checker.LinearizableKeyed(PropData, serviceModel(e.sys), e.serviceOps, 0),
+		{Name: PropFinished, Class: checker.Safety, Check: e.finished},
+		{Name: PropFlow, Class: checker.Safety, Check: e.flow},
+		{Name: PropQuiet, Class: checker.Safety, NeedsCompleteRun: true, Check: e.quiet},
+		{Name: PropOwed, Class: checker.Liveness, NeedsCompleteRun: true, Check: e.owed},
+		{Name: PropGrace, Class: checker.Safety, Check: e.grace},
+		data,
 		{Name: PropAtomic, Class: checker.Safety, NeedsCompleteRun: true, Check: e.atomic},
 		{Name: PropFinalData, Class: checker.Safety, NeedsCompleteRun: true, Check: e.finalData},
-		scenarios.Bounded(PropLive, e.bound, e.liveItems),
+		live,
 	}
+}
+
+// SG-2 step 3: a unique tr_id is made for every transaction — across crashes too (the
+// sequence is in the initiator's stable storage): no tr_id begins twice.
+func (e *env) trIDs(r *checker.Run) error {
+	h := e.h(r)
+	seen := map[saga.TrID]sim.Observation{}
+	for _, o := range h.beginAll {
+		v := o.Value.(saga.Begin)
+		if first, dup := seen[v.Tr]; dup {
+			r.Count(len(seen), 0)
+			return fmt.Errorf("tr_id %s made twice by %s: at %v and again at %v", v.Tr, v.Tr.Init, first.Time, o.Time)
+		}
+		seen[v.Tr] = o
+	}
+	r.Count(len(seen), 0)
+	return nil
 }
 
 // SG-P1: at the end, a transaction that ended has every section processed, or every
@@ -152,6 +196,7 @@ func (e *env) atomic(r *checker.Run) error {
 	h := e.h(r)
 	checked, exempt := 0, 0
 	defer func() {
+		r.Count(checked, exempt)
 		r.Note(fmt.Sprintf("%d transactions checked, %d exempt (a participant down for good or a lasting split)", checked, exempt))
 	}()
 	for _, id := range h.trs() {
@@ -194,6 +239,7 @@ func (e *env) order(r *checker.Run) error {
 	h := e.h(r)
 	checked, exempt := 0, 0
 	defer func() {
+		r.Count(checked, exempt)
 		r.Note(fmt.Sprintf("%d compensations checked, %d orderings exempt (a later section's agent gone past the grace period)", checked, exempt))
 	}()
 	for _, id := range h.trs() {
@@ -240,14 +286,117 @@ func (e *env) order(r *checker.Run) error {
 	return nil
 }
 
-// gaveUp reports whether agent a's grace period for agent b ran out before index at.
+// gaveUp reports whether agent a regarded agent b as gone (past the grace period, not
+// heard of since, a not restarted since) at index at.
 func (e *env) gaveUp(r *checker.Run, a, b string, at int64) bool {
-	for _, o := range e.h(r).graces {
-		if v := o.Value.(saga.ConnEv); v.Agent == a && v.Peer == b && o.Index < at {
-			return true
+	gone := false
+	for _, o := range r.History() {
+		if o.Index >= at {
+			break
+		}
+		switch v := o.Value.(type) {
+		case saga.GraceEv:
+			if v.Agent == a && v.Peer == b {
+				gone = true
+			}
+		case saga.ConnEv:
+			if o.Kind == saga.ObsBack && v.Agent == a && v.Peer == b {
+				gone = false
+			}
+		case saga.Replayed:
+			if v.Agent == a {
+				gone = false
+			}
 		}
 	}
-	return false
+	return gone
+}
+
+// Nothing owed at the end: requests and notices are re-sent until acknowledged
+// (package doc), so once the faults have settled and the run has gone on for the
+// bound, no agent that is up still keeps one for an agent that is up (one for an
+// agent down for good is exempt).
+func (e *env) owed(r *checker.Run) error {
+	checked, exempt := 0, 0
+	defer func() { r.Count(checked, exempt) }()
+	if r.Time < r.Settled.Add(e.bound) {
+		return nil
+	}
+	for _, f := range r.Final {
+		a, ok := f.State.(*saga.Agent)
+		if !f.Up || !ok {
+			continue
+		}
+		checked++
+		for _, k := range sortedStrings(a.S.Pending) {
+			p := a.S.Pending[k]
+			if slices.Contains(r.Down, p.To) {
+				exempt++
+				continue
+			}
+			return fmt.Errorf("%s still keeps a %s for %s unacknowledged at the end (%v after the faults settled)", f.Name, p.Msg.Kind(), p.To, time.Duration(r.Time-r.Settled))
+		}
+	}
+	return nil
+}
+
+// SG-2 steps 4-5 and SG-3 step 3: a section's incoming action runs only once every
+// section before it (its predecessors: a join has several) was processed, on the
+// output_data of one of them (the first section on the transaction's input_data); a
+// compensation runs on its section's output_data. (With the swarm's services an
+// output differs from its input, so passing the wrong data shows.)
+func (e *env) flow(r *checker.Run) error {
+	h := e.h(r)
+	checked := 0
+	defer func() { r.Count(checked, 0) }()
+	byTr := map[saga.TrID][]sim.Observation{}
+	for _, o := range h.calls {
+		c := o.Value.(saga.Return).Call
+		byTr[c.Tr] = append(byTr[c.Tr], o)
+	}
+	for _, id := range h.trs() {
+		b := h.begins[id].Value.(saga.Begin)
+		g := e.sys.opts.Graph(b.Start)
+		procAt := map[saga.SecKey]int64{}
+		for _, o := range h.sections[id] {
+			if v := o.Value.(saga.SectionEv); v.State == saga.Processed {
+				if _, ok := procAt[v.Sec]; !ok {
+					procAt[v.Sec] = o.Index
+				}
+			}
+		}
+		outs := map[saga.SecKey]saga.Data{}
+		for _, o := range byTr[id] {
+			rt := o.Value.(saga.Return)
+			c := rt.Call
+			checked++
+			if c.Comp {
+				if out, ok := outs[c.Sec]; ok && c.In != out {
+					return fmt.Errorf("transaction %s: %s compensated (%s) with %+v, not its output_data %+v", id, c.Sec, c.Action, c.In, out)
+				}
+				continue
+			}
+			from := false
+			for _, p := range g.Preds[c.Sec] {
+				if at, ok := procAt[p]; !ok || at > o.Index {
+					return fmt.Errorf("transaction %s: %s ran %s before %s, which comes before it, was processed", id, c.Sec, c.Action, p)
+				}
+				from = from || outs[p] == c.In
+			}
+			if len(g.Preds[c.Sec]) == 0 {
+				from = c.In == b.Input
+			}
+			if !from {
+				return fmt.Errorf("transaction %s: %s ran %s on %+v, not on the output_data of a section before it (or the transaction's input)", id, c.Sec, c.Action, c.In)
+			}
+			if rt.Ok {
+				if _, ok := outs[c.Sec]; !ok {
+					outs[c.Sec] = rt.Out
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // SG-P3 / duplicate effect: each incoming action and each compensation action runs at
@@ -264,6 +413,7 @@ func (e *env) once(r *checker.Run) error {
 		seen[key] = o.Index
 		n++
 	}
+	r.Count(n, 0)
 	r.Note(fmt.Sprintf("%d service calls checked", n))
 	return nil
 }
@@ -272,7 +422,8 @@ func (e *env) once(r *checker.Run) error {
 // recorded no-op (the section becomes null), never a call of the compensation action.
 func (e *env) null(r *checker.Run) error {
 	h := e.h(r)
-	n := 0
+	n, comps := 0, 0
+	defer func() { r.Count(comps, 0) }()
 	for _, id := range h.trs() {
 		ran := map[saga.SecKey]bool{}
 		for _, o := range h.calls {
@@ -284,6 +435,7 @@ func (e *env) null(r *checker.Run) error {
 				ran[c.Call.Sec] = ran[c.Call.Sec] || c.Ok
 				continue
 			}
+			comps++
 			if !ran[c.Call.Sec] {
 				return fmt.Errorf("transaction %s: compensation %s of %s called, but its incoming action never took effect", id, c.Call.Action, c.Call.Sec)
 			}
@@ -294,7 +446,7 @@ func (e *env) null(r *checker.Run) error {
 			}
 		}
 	}
-	r.Note(fmt.Sprintf("%d null compensations recorded", n))
+	r.Note(fmt.Sprintf("%d compensation calls checked; %d null compensations recorded", comps, n))
 	return nil
 }
 
@@ -302,6 +454,8 @@ func (e *env) null(r *checker.Run) error {
 // compensated or closed as null (a delayed request, a re-send, a replay from the log).
 func (e *env) dangling(r *checker.Run) error {
 	h := e.h(r)
+	checked := 0
+	defer func() { r.Count(checked, 0) }()
 	for _, id := range h.trs() {
 		closed := map[saga.SecKey]int64{}
 		for _, o := range h.sections[id] {
@@ -317,6 +471,7 @@ func (e *env) dangling(r *checker.Run) error {
 			if c.Call.Tr != id || c.Call.Comp || !c.Ok {
 				continue
 			}
+			checked++
 			if at, ok := closed[c.Call.Sec]; ok && at < o.Index {
 				return fmt.Errorf("transaction %s: %s ran %s after the section was closed (observation %d, closed at %d)", id, c.Call.Sec, c.Call.Action, o.Index, at)
 			}
@@ -349,6 +504,7 @@ func (e *env) oneOutcome(r *checker.Run) error {
 			}
 		}
 	}
+	r.Count(n, 0)
 	r.Note(fmt.Sprintf("%d decisions checked", n))
 	return nil
 }
@@ -358,7 +514,10 @@ func (e *env) oneOutcome(r *checker.Run) error {
 // processed, and no other section claims to end one. Says how many it checked.
 func (e *env) endsAnnounced(r *checker.Run) error {
 	checked := 0
-	defer func() { r.Note(fmt.Sprintf("%d processed sections checked", checked)) }()
+	defer func() {
+		r.Count(checked, 0)
+		r.Note(fmt.Sprintf("%d processed sections checked", checked))
+	}()
 	for _, o := range r.History() {
 		v, ok := o.Value.(saga.SectionEv)
 		if !ok || o.Kind != saga.ObsSection || v.State != saga.Processed {
@@ -409,9 +568,11 @@ func (e *env) replay(r *checker.Run) error {
 		}
 		slices.Sort(exp)
 		if !slices.Equal(exp, v.Lines) {
+			r.Count(len(h.replays), 0)
 			return fmt.Errorf("agent %s restarted at %v with a state its log rebuilt that differs from before the crash: want %v, got %v", v.Agent, ro.Time, diff(exp, v.Lines), diff(v.Lines, exp))
 		}
 	}
+	r.Count(len(h.replays), 0)
 	r.Note(fmt.Sprintf("%d restarts checked", len(h.replays)))
 	return nil
 }
@@ -426,25 +587,28 @@ func diff(a, b []string) []string {
 	return out
 }
 
-// SG-P4: every transaction ends (its initiator decides) within the bound after the
-// faults settle; excused ones (a participant down for good, a lasting split) are not
-// counted.
-func (e *env) liveItems(r *checker.Run) []scenarios.Item {
+// SG-P4: every transaction ends at every participant (each decides its outcome)
+// within the bound after the faults settle; excused ones (a participant down for
+// good, a lasting split) are exempt, every participant of them.
+func (e *env) liveItems(r *checker.Run) (items []scenarios.Item, exempt int) {
 	h := e.h(r)
-	var items []scenarios.Item
 	for _, id := range h.trs() {
+		agents := e.sys.opts.Graph(h.begins[id].Value.(saga.Begin).Start).Agents
 		if e.excused(r, id) {
+			exempt += len(agents)
 			continue
 		}
-		it := scenarios.Item{Name: "transaction " + id.String(), Start: h.begins[id].Time}
-		for _, o := range h.outcomes[id] {
-			if o.Value.(saga.OutcomeEv).Agent == id.Init {
-				it.Completed, it.Done = true, o.Time
+		for _, a := range agents {
+			it := scenarios.Item{Name: "transaction " + id.String() + " at " + a, Start: h.begins[id].Time}
+			for _, o := range h.outcomes[id] {
+				if o.Value.(saga.OutcomeEv).Agent == a && !it.Completed {
+					it.Completed, it.Done = true, o.Time
+				}
 			}
+			items = append(items, it)
 		}
-		items = append(items, it)
 	}
-	return items
+	return items, exempt
 }
 
 // ---- SG-P5: the services against sequential models ----
@@ -477,7 +641,7 @@ func serviceModel(s *system) func(key string) porcupine.Model {
 		return porcupine.Model{
 			Init: func() any { return specState{} },
 			Step: func(st, in, out any) (bool, any) {
-				next, ret := specStep(st.(specState), agent, in.(saga.Call), s.credit)
+				next, ret := specStep(st.(specState), agent, in.(saga.Call), s.credit, s.receipts)
 				got := out.(saga.Return)
 				return ret.Ok == got.Ok, next
 			},
@@ -518,7 +682,7 @@ func (s specState) set(k, v string) specState {
 	return specState{strings.Join(fs, ";")}
 }
 
-func specStep(s specState, agent string, c saga.Call, credit int64) (specState, saga.Return) {
+func specStep(s specState, agent string, c saga.Call, credit int64, receipts bool) (specState, saga.Return) {
 	ok := func(st specState) (specState, saga.Return) { return st, saga.Return{Ok: true} }
 	fail := saga.Return{Ok: false}
 	ord := fmt.Sprint(c.In.Order)
@@ -568,7 +732,8 @@ func specStep(s specState, agent string, c saga.Call, credit int64) (specState, 
 	switch {
 	case strings.HasPrefix(c.Action, "undo"):
 		k := "s" + ord + "/do" + strings.TrimPrefix(c.Action, "undo")
-		if _, ex := s.get(k); !ex {
+		v, ex := s.get(k)
+		if !ex || (receipts && v != fmt.Sprint(c.In.Amount)) {
 			return s, fail
 		}
 		return ok(s.set(k, ""))
@@ -580,6 +745,9 @@ func specStep(s specState, agent string, c saga.Call, credit int64) (specState, 
 		if _, ex := s.get(k); ex {
 			return s, fail
 		}
+		if receipts {
+			return ok(s.set(k, fmt.Sprint(saga.Receipt(c.In.Amount, agent, c.Action))))
+		}
 		return ok(s.set(k, "1"))
 	}
 	return s, fail
@@ -590,7 +758,10 @@ func specStep(s specState, agent string, c saga.Call, credit int64) (specState, 
 // compensated one left no order (or a cancelled one) and no reservation; every
 // customer's credit is the initial credit less the committed reservations. For the
 // generic services: a committed transaction's every step is applied, a compensated
-// one's none.
+// one's none. A transaction's outcome is the one its agents decided (any of them: one
+// outcome is checked apart). And every participant's log agrees: a transaction that
+// is not excused (SG-P4) has, in each participant's log, the outcome decided and its
+// sections processed (committed) or settled (compensated).
 func (e *env) finalData(r *checker.Run) error {
 	h := e.h(r)
 	dbs := map[string]map[string]int64{}
@@ -604,21 +775,38 @@ func (e *env) finalData(r *checker.Run) error {
 		}
 		dbs[f.Name] = db
 	}
-	checked := 0
+	checked, exempt := 0, 0
+	defer func() { r.Count(checked, exempt) }()
 	for _, id := range h.trs() {
 		b := h.begins[id].Value.(saga.Begin)
 		var out saga.Outcome
 		for _, o := range h.outcomes[id] {
-			if v := o.Value.(saga.OutcomeEv); v.Agent == id.Init {
-				out = v.Outcome
-			}
+			out = o.Value.(saga.OutcomeEv).Outcome
 		}
 		if out == saga.Running {
+			exempt++
 			continue
 		}
 		checked++
 		g := e.sys.opts.Graph(b.Start)
 		var errs []error
+		if !e.excused(r, id) {
+			for _, f := range r.Final {
+				if !slices.Contains(g.Agents, f.Name) {
+					continue
+				}
+				rec, ok := sim.Load[saga.Tx](f.Stable.View(), "tx/"+id.String())
+				if !ok || rec.Outcome != out {
+					errs = append(errs, fmt.Errorf("transaction %s ended %s, but %s's log says %s", id, out, f.Name, rec.Outcome))
+					continue
+				}
+				for _, st := range sortedStrings(rec.Own) {
+					if s := rec.Own[st].State; (out == saga.Committed && s != saga.Processed) || (out == saga.Compensated && !settled(s)) {
+						errs = append(errs, fmt.Errorf("transaction %s ended %s, but %s's log has its section %s %s", id, out, f.Name, st, s))
+					}
+				}
+			}
+		}
 		for _, k := range g.Sections {
 			db := dbs[k.Agent]
 			ord := b.Input.Order
@@ -674,6 +862,45 @@ func (e *env) finalData(r *checker.Run) error {
 			}
 		}
 	}
-	r.Note(fmt.Sprintf("%d ended transactions checked", checked))
+	r.Note(fmt.Sprintf("%d ended transactions checked, %d unfinished exempt", checked, exempt))
+	return nil
+}
+
+func settled(s saga.Status) bool {
+	return s == saga.ProcessedCompensation || s == saga.Null || s == saga.Failed
+}
+
+// SG-2 step 7, SG-3 step 5 and SG-4's cleanup: a transaction ends at an agent only
+// when all of it has: committed, once every section was processed; compensated, once
+// every section is settled (compensated, null, or failed) at its own agent — a
+// section of an agent gone past the grace period included: the transaction is not
+// finished until that agent is back and has cleaned up.
+func (e *env) finished(r *checker.Run) error {
+	h := e.h(r)
+	checked := 0
+	defer func() { r.Count(checked, 0) }()
+	for _, id := range h.trs() {
+		g := e.sys.opts.Graph(h.begins[id].Value.(saga.Begin).Start)
+		for _, oc := range h.outcomes[id] {
+			v := oc.Value.(saga.OutcomeEv)
+			checked++
+			done := map[saga.SecKey]bool{}
+			for _, o := range h.sections[id] {
+				if o.Index > oc.Index {
+					break
+				}
+				sv := o.Value.(saga.SectionEv)
+				if (v.Outcome == saga.Committed && sv.State == saga.Processed) || (v.Outcome == saga.Compensated && settled(sv.State)) {
+					done[sv.Sec] = true
+				}
+			}
+			for _, k := range g.Sections {
+				if !done[k] {
+					return fmt.Errorf("transaction %s ended %s at %s at %v before its section %s was %s", id, v.Outcome, v.Agent, oc.Time, k,
+						map[saga.Outcome]string{saga.Committed: "processed", saga.Compensated: "settled"}[v.Outcome])
+				}
+			}
+		}
+	}
 	return nil
 }

@@ -30,23 +30,42 @@ func withParams(extra ...scenarios.Param) []scenarios.Param {
 	return append(slices.Clone(commonParams), extra...)
 }
 
-// Policy returns the planted bug a -p bug=… value names.
-func Policy(name string) (*saga.Policy, error) {
-	switch name {
-	case "none", "":
-		return nil, nil
-	case "eager-compensation":
-		return &saga.Policy{EagerCompensation: true}, nil
-	case "rerun-duplicates":
-		return &saga.Policy{RerunDuplicates: true}, nil
-	case "compensate-never-run":
-		return &saga.Policy{CompensateNeverRun: true}, nil
-	case "run-after-abort":
-		return &saga.Policy{RunAfterAbort: true}, nil
-	case "forget-compensation":
-		return &saga.Policy{ForgetCompensation: true}, nil
+// seeded returns the common parameters with the named ones drawn from the seed by
+// default (the value "seed"; any other value fixes the parameter).
+func seeded(names ...string) []scenarios.Param {
+	ps := slices.Clone(commonParams)
+	for i := range ps {
+		if slices.Contains(names, ps[i].Name) {
+			ps[i].Default = "seed"
+			ps[i].Help += " (default: drawn from the seed)"
+		}
 	}
-	return nil, fmt.Errorf("parameter bug=%q: want none, eager-compensation, rerun-duplicates, compensate-never-run, run-after-abort or forget-compensation", name)
+	return ps
+}
+
+// swarmDraw is what the swarm draws from its seed for the parameters left at "seed":
+// the workload's size and pace, the protocol's periods (a grace period from two to
+// fourteen beats, so that it always spans a beat: SG-4 has connectivity messages
+// tried during it) and, rarely, the all-to-all exchange.
+type swarmDraw struct {
+	txs                                  int
+	spacing, retry, beat, timeout, grace time.Duration
+	allToAll                             bool
+}
+
+func drawSwarm(seed uint64) swarmDraw {
+	r := sim.Stream(seed, "saga-swarm")
+	ms := func(lo, hi int64) time.Duration { return time.Duration(r.Int64Range(lo, hi)) * time.Millisecond }
+	beat := ms(20, 80)
+	return swarmDraw{
+		txs:      int(r.Int64Range(1, 6)),
+		spacing:  ms(10, 150),
+		retry:    ms(20, 80),
+		beat:     beat,
+		timeout:  beat*time.Duration(r.Int64Range(3, 6)) + ms(0, 20),
+		grace:    beat*time.Duration(r.Int64Range(2, 14)) + ms(1, 20),
+		allToAll: r.Float64() < 0.125,
+	}
 }
 
 // kind is how a scenario builds its system, workload and faults.
@@ -134,19 +153,30 @@ var kinds = []kind{
 			return s.starts[0], saga.Data{Customer: "alice", Amount: int64(b.Params.IntRange("amount", 1, 1<<40))}
 		},
 		plan: noFaults},
-	{name: "swarm", suite: true, help: "saga graphs (agents, sections, parallel branches, failing actions), timing and faults (crashes, partitions, cuts, spikes) all drawn from the seed",
-		params: withParams(
+	{name: "swarm", suite: true, help: "saga graphs (agents, sections, parallel branches, joins, failing actions; one seed in six the paper's order example, orders competing for credit), workload, timing and faults (crashes, crash-sends, partitions and cuts shorter and longer than the grace period, the initiator's own, spikes, clock skews) all drawn from the seed",
+		params: append(seeded("txs", "spacing", "retry", "beat", "timeout", "grace", "exchange"),
 			scenarios.Param{Name: "agents", Default: "6", Help: "most agents a drawn graph has"},
 			scenarios.Param{Name: "length", Default: "5", Help: "most sections of the main sub-transaction"},
 			scenarios.Param{Name: "fail-rate", Default: "0.3", Help: "probability that a transaction has a failing action"},
+			scenarios.Param{Name: "paper-rate", Default: "0.17", Help: "probability that a seed runs the paper's order example (agents order and customer) instead of a drawn graph (agents a1…)"},
 		),
 		system: func(b *scenarios.Build, tm timing, pol *saga.Policy) (*system, error) {
 			agents, length := b.Params.IntRange("agents", 2, 26), b.Params.IntRange("length", 1, 26)
 			if err := b.Params.Err(); err != nil {
 				return nil, err
 			}
+			if r := sim.Stream(b.Seed, "saga-swarm-paper"); r.Float64() < b.Params.Prob("paper-rate") {
+				// The paper's own example, with its order and customer services: orders
+				// of two customers compete for credit, so some fail and are compensated.
+				s, err := build("paper.saga", saga.PaperConfig, r.Int64Range(100, 400), tm, pol)
+				if err != nil {
+					return nil, err
+				}
+				s.paper, s.starts = true, []saga.SecKey{{Agent: "order", St: "orderCreation"}}
+				return s, nil
+			}
 			src, start := genConfig(sim.Stream(b.Seed, "saga-graph"), agents, length)
-			s, err := build(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, tm, pol)
+			s, err := buildWith(fmt.Sprintf("swarm-%d.saga", b.Seed), src, 0, true, tm, pol)
 			if err != nil {
 				return nil, fmt.Errorf("generated configuration: %w", err)
 			}
@@ -155,6 +185,9 @@ var kinds = []kind{
 		},
 		input: func(b *scenarios.Build, s *system, i int) (saga.SecKey, saga.Data) {
 			r := sim.Stream(b.Seed, "saga-fail", int64(i))
+			if s.paper {
+				return s.starts[0], saga.Data{Customer: []string{"alice", "bob"}[r.IntN(2)], Amount: r.Int64Range(50, 200)}
+			}
 			d := saga.Data{}
 			if r.Float64() < b.Params.Prob("fail-rate") {
 				g := s.opts.Graph(s.starts[0])
@@ -163,12 +196,7 @@ var kinds = []kind{
 			}
 			return s.starts[0], d
 		},
-		plan: func(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error) {
-			limits := faults.DefaultParams(horizon)
-			limits.Crashes, limits.Partitions, limits.CutFrac = 4, 3, 0.2
-			limits.MeanSplit = tm.grace // some splits outlast the grace period, some do not
-			return faults.Generate(b.Seed, s.opts.Names, faults.Swarm(b.Seed, limits))
-		}},
+		plan: swarmPlan},
 }
 
 func init() {
@@ -177,6 +205,36 @@ func init() {
 		scenarios.Register(&scenarios.Scenario{Name: "saga/" + k.name, Help: k.help, Params: k.params, Suite: k.suite,
 			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return setup(b, k) }})
 	}
+}
+
+// swarmPlan draws the swarm's faults. An outage is noticed within a timeout and a
+// beat; one that lasts a grace period more outlasts the grace period (SG-4's recovery
+// runs). Outages are drawn around that length, so that some heal within the grace
+// period and some do not; in a third of the seeds the faults go on past the
+// transactions (their horizon stretched by two such outages), in a quarter they hit
+// only the initiator (crashes and isolation of the agent that decides: SG-4's lost
+// initiator), in a tenth one agent crashes for good; half the crashes may be
+// crash-sends (an agent dying part-way through a step's messages); clocks step and
+// drift, latencies spike.
+func swarmPlan(b *scenarios.Build, s *system, tm timing, horizon time.Duration) (faults.Plan, error) {
+	r := sim.Stream(b.Seed, "saga-swarm-faults")
+	outlast := tm.timeout + tm.beat + tm.grace
+	limits := faults.DefaultParams(horizon)
+	if r.Float64() < 1.0/3 {
+		limits.Horizon = horizon + 2*outlast
+	}
+	limits.Crashes, limits.MaxDown, limits.MeanDown, limits.CrashSendFrac = 4, 2, outlast, 0.5
+	limits.Partitions, limits.MeanSplit, limits.CutFrac = 3, outlast, 0.2
+	limits.Skews, limits.MaxStep, limits.MaxDriftPPM = 2, 10*time.Millisecond, 5000
+	if r.Float64() < 0.25 {
+		init := []string{s.starts[0].Agent}
+		limits.Crashable, limits.Splittable, limits.MaxDown = init, init, 1
+	}
+	p := faults.Swarm(b.Seed, limits)
+	if r.Float64() < 0.1 {
+		p.Permanent = 1
+	}
+	return faults.Generate(b.Seed, s.opts.Names, p)
 }
 
 func network() sim.Network {
@@ -251,7 +309,13 @@ func chainInput(*scenarios.Build, *system, int) (saga.SecKey, saga.Data) {
 // setup builds one run of a scenario kind.
 func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	p := b.Params
-	txs := p.IntRange("txs", 0, 10_000)
+	draw := drawSwarm(b.Seed)
+	// seed: a parameter left to the seed (the swarm's defaults) takes the drawn value.
+	seed := func(name string) bool { return p.String(name) == "seed" }
+	txs := draw.txs
+	if !seed("txs") {
+		txs = p.IntRange("txs", 0, 10_000)
+	}
 	// The protocol's periods are bounded so that every schedule built from them (a
 	// partition healed after three grace periods, say) stays within a fault plan's
 	// day; the launches too.
@@ -261,9 +325,18 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		}
 		return d
 	}
-	period := func(name string) time.Duration { return hour(name, p.PositiveDuration(name)) }
-	spacing := hour("spacing", p.Duration("spacing"))
-	tm := timing{retry: period("retry"), beat: period("beat"), timeout: period("timeout"), grace: period("grace")}
+	period := func(name string, drawn time.Duration) time.Duration {
+		if seed(name) {
+			return drawn
+		}
+		return hour(name, p.PositiveDuration(name))
+	}
+	spacing := draw.spacing
+	if !seed("spacing") {
+		spacing = hour("spacing", p.Duration("spacing"))
+	}
+	tm := timing{retry: period("retry", draw.retry), beat: period("beat", draw.beat),
+		timeout: period("timeout", draw.timeout), grace: period("grace", draw.grace)}
 	bound := p.PositiveDuration("bound")
 	if p.Err() == nil && time.Duration(txs)*spacing > 12*time.Hour {
 		return nil, fmt.Errorf("parameters txs and spacing: the launches span %v, more than 12h", time.Duration(txs)*spacing)
@@ -272,6 +345,8 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	case "line":
 	case "all":
 		tm.allToAll = true
+	case "seed":
+		tm.allToAll = draw.allToAll
 	default:
 		return nil, fmt.Errorf("parameter exchange=%q: want line or all", ex)
 	}
@@ -330,10 +405,15 @@ func setup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		for _, x := range g.Sections {
 			secs = append(secs, x.String())
 		}
-		notes = append(notes, fmt.Sprintf("graph: %d agents, %d sections (%s), %d sub-transactions", len(g.Agents), len(g.Sections), strings.Join(secs, " "), len(g.Ends)))
+		exchange := "line"
+		if tm.allToAll {
+			exchange = "all-to-all"
+		}
+		notes = append(notes, fmt.Sprintf("graph: %d agents, %d sections (%s), %d sub-transactions", len(g.Agents), len(g.Sections), strings.Join(secs, " "), len(g.Ends)),
+			fmt.Sprintf("workload and timing: %d transactions %v apart; retry %v, beat %v, timeout %v, grace %v, %s exchange", txs, spacing, tm.retry, tm.beat, tm.timeout, tm.grace, exchange))
 	}
 	return &scenarios.Setup{
-		Nodes: s.nodes, Network: nw, Faults: plan,
+		Nodes: wrapped(p.String("bug"), s.nodes), Network: nw, Faults: plan,
 		Workload: func(kk *sim.Kernel) {
 			for _, x := range starts {
 				kk.Inject(x.at, x.to, x.msg)

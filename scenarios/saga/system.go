@@ -1,9 +1,12 @@
 // Package sagascen holds the saga scenarios (protocols/saga): the paper's order
 // example, parallel sub-transactions, crashes with log replay, partitions shorter and
-// longer than the grace period, lossy links, a swarm of generated saga graphs, the
-// orchestrated and all-to-all baselines, the experiments and the model-checked
-// configuration; and the properties every run checks (props.go; SG-4's "lost
-// connectivity is reported", which reads the fault plan, in detect.go).
+// longer than the grace period, lossy links, a swarm of generated saga graphs (with
+// joins, the initiator's own faults, outages around the grace period), the
+// orchestrated and all-to-all baselines, the experiments and the model's portfolio
+// (model.go); the properties every run checks (props.go; SG-4's "lost connectivity
+// is reported to all" and "no loss once the faults settle", which read the fault
+// plan, in detect.go; SG-4's grace period in grace.go); and the broken variants of
+// -p bug= (bugs.go).
 package sagascen
 
 import (
@@ -28,6 +31,8 @@ type system struct {
 	paper  bool
 	// insufficient: every order asks for more than the customer's credit.
 	insufficient bool
+	// receipts: the generic services' outputs differ from their inputs (StepService).
+	receipts bool
 }
 
 // timing holds the protocol's periods.
@@ -37,8 +42,9 @@ type timing struct {
 }
 
 // services gives every agent of a configuration its microservice: the paper's order
-// and customer services for those names, the generic step service for the others.
-func services(conf *saga.Config, credit int64) map[string]saga.Service {
+// and customer services for those names, the generic step service for the others
+// (with receipts: outputs that differ from inputs).
+func services(conf *saga.Config, credit int64, receipts bool) map[string]saga.Service {
 	m := map[string]saga.Service{}
 	for _, a := range conf.Order {
 		switch a {
@@ -47,7 +53,7 @@ func services(conf *saga.Config, credit int64) map[string]saga.Service {
 		case "customer":
 			m[a] = saga.CustomerService{InitialCredit: credit}
 		default:
-			m[a] = saga.StepService{Agent: a}
+			m[a] = saga.StepService{Agent: a, Receipts: receipts}
 		}
 	}
 	return m
@@ -69,16 +75,21 @@ func offers(credit int64) func(agent, action string) bool {
 // build parses a configuration and builds the system (every agent a node, in
 // configuration order).
 func build(file, src string, credit int64, tm timing, policy *saga.Policy) (*system, error) {
+	return buildWith(file, src, credit, false, tm, policy)
+}
+
+// buildWith is build, with receipts or not.
+func buildWith(file, src string, credit int64, receipts bool, tm timing, policy *saga.Policy) (*system, error) {
 	conf, err := saga.Parse(file, []byte(src), offers(credit))
 	if err != nil {
 		return nil, err
 	}
-	o := &saga.Options{Conf: conf, Names: slices.Clone(conf.Order), Services: services(conf, credit),
+	o := &saga.Options{Conf: conf, Names: slices.Clone(conf.Order), Services: services(conf, credit, receipts),
 		Retry: tm.retry, Beat: tm.beat, Timeout: tm.timeout, Grace: tm.grace, AllToAll: tm.allToAll, Policy: policy}
 	if err := o.Prepare(); err != nil {
 		return nil, err
 	}
-	s := &system{conf: conf, opts: o, credit: credit}
+	s := &system{conf: conf, opts: o, credit: credit, receipts: receipts}
 	for i, n := range o.Names {
 		s.nodes = append(s.nodes, sim.NodeSpec{Name: n, New: saga.New(o, i)})
 	}
@@ -125,7 +136,8 @@ compensation_action(payment, undoReceipt).
 // genConfig draws a saga graph from r: of maxAgents agents (all of them in the
 // configuration, some without sections), a main sub-transaction along distinct
 // agents, and branches (next/3) from some of its sections, each a short path of its
-// own. It returns the configuration text (which goes through the parser) and the
+// own, the first of which may join the main sub-transaction again further on (a
+// section with two predecessors). It returns the configuration text (which goes through the parser) and the
 // start section.
 func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 	// Every agent is a node (the connectivity line has them all, and fault plans name
@@ -170,8 +182,10 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 		}
 	}
 	branches := int(r.Int64Range(0, 2))
+	joins := r.Float64() < 0.5 // the draw is made whatever the graph, so graphs stay comparable
 	for b := 1; b <= branches; b++ {
-		from := mainPath[int(r.Int64Range(0, int64(len(mainPath)-1)))]
+		at := int(r.Int64Range(0, int64(len(mainPath)-1)))
+		from := mainPath[at]
 		st := fmt.Sprintf("br%d", b)
 		first := agents[int(r.Int64Range(0, int64(n-1)))]
 		bp := path(st, first, max(1, maxLen/2))
@@ -181,6 +195,22 @@ func genConfig(r *sim.Rand, maxAgents, maxLen int) (string, saga.SecKey) {
 			if i+1 < len(bp) {
 				s.next = bp[i+1]
 			}
+		}
+		// A join: the branch's last section links back (next/3) into a later section
+		// of the main sub-transaction, which then has two predecessors and waits for
+		// both requests.
+		to := at + 1 + int(r.Int64Range(0, int64(max(0, len(mainPath)-at-2))))
+		local := r.Float64() < 0.5
+		if joins && to < len(mainPath) {
+			last := secs[bp[len(bp)-1]][st]
+			if local && !slices.Contains(bp, mainPath[to]) {
+				// the branch ends at the join's own agent: one of the join's requests is
+				// local (the same agent runs both sections)
+				last.next = mainPath[to]
+				last = add(mainPath[to], st)
+			}
+			last.links = append(last.links, [2]string{"main", mainPath[to]})
+			joins = false
 		}
 	}
 	var b strings.Builder
