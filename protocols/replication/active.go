@@ -355,7 +355,7 @@ func (a *ActiveReplica) adopt(log []Request) {
 // another replica answers a duplicate it has delivered and leaves the rest to the
 // sequencer.
 func (a *ActiveReplica) request(m Request) {
-	if v, ok := a.S.Dup[m.ID]; ok && !a.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+	if v, ok := a.O.Policy.duplicate(a.S.Dup, m.ID); ok {
 		a.respond(m, v)
 		return
 	}

@@ -30,16 +30,64 @@ type Options struct {
 	Policy *Policy
 }
 
-// Policy holds planted bugs, each a rule the correct protocol keeps.
+// Policy replaces decisions of the protocol at named points; a nil Policy, and a nil
+// field, is the protocol. Tests and -p bug=… plant broken variants through it
+// (scenarios/replication/bugs.go), so the broken code lives outside this package.
 type Policy struct {
-	NoDupCheck bool // a re-sent request is executed again (breaks at-most-once)
-	AckEarly   bool // the client is answered before the backups acknowledge (breaks RP-P4)
-	NoStepDown bool // a primary whose registration lapsed stays primary (breaks RP-P2)
-	NoResume   bool // a new primary leaves the instances it inherited where they are (breaks §4.5.1, §4.5.3)
-	NoRetry    bool // a transition or call left unanswered is not made again (breaks §4.5.2)
+	// Duplicate is the duplicate check (§3.6.1 step 2): the stored response of the
+	// request with this ID if it was executed (nil: the duplicate table dup).
+	Duplicate func(dup map[string]int64, id string) (int64, bool)
+	// Answer says whether the primary may answer a request's client while the
+	// backups in waiting have not acknowledged its Done (§3.6.1 steps 4-5; nil: only
+	// once none is left).
+	Answer func(waiting []sim.NodeID) bool
+	// Lapsed says whether a primary whose registration was last acknowledged since
+	// ago has lost it (nil: since > lease): it steps down.
+	Lapsed func(since, lease time.Duration) bool
+	// CallRetry is the period after which a call (a transition or a task's call) left
+	// unanswered is made again to the primary found anew (§4.5.2; nil: a third of the
+	// lease; 0: never).
+	CallRetry func(lease time.Duration) time.Duration
+	// Became is told when the replica took the primary role, before it resumes what
+	// its predecessor left (§5.1.2: set_primary calls recover); Moves says whether the
+	// primary moves a workflow instance (its store key) on (nil: every one). What a
+	// hook needs between calls it keeps in the replica's Hooked field.
+	Became func(r *Replica)
+	Moves  func(r *Replica, key string) bool
 }
 
-func (p *Policy) on(f func(*Policy) bool) bool { return p != nil && f(p) }
+func (p *Policy) duplicate(dup map[string]int64, id string) (int64, bool) {
+	if p != nil && p.Duplicate != nil {
+		return p.Duplicate(dup, id)
+	}
+	v, ok := dup[id]
+	return v, ok
+}
+
+func (p *Policy) answer(waiting []sim.NodeID) bool {
+	if p != nil && p.Answer != nil {
+		return p.Answer(waiting)
+	}
+	return len(waiting) == 0
+}
+
+func (p *Policy) lapsed(since, lease time.Duration) bool {
+	if p != nil && p.Lapsed != nil {
+		return p.Lapsed(since, lease)
+	}
+	return since > lease
+}
+
+func (p *Policy) callRetry(lease time.Duration) time.Duration {
+	if p != nil && p.CallRetry != nil {
+		return p.CallRetry(lease)
+	}
+	return lease / 3
+}
+
+func (p *Policy) moves(r *Replica, key string) bool {
+	return p == nil || p.Moves == nil || p.Moves(r, key)
+}
 
 // Observation kinds.
 const (
@@ -143,8 +191,8 @@ type state struct {
 	CallFwd  bool
 	CallLk   int64
 	SideDone map[string]int
-	// Inherited: the instances a new primary found (the NoResume bug ignores them).
-	Inherited []string
+	// Hooked is what the Policy's hooks keep between calls (nil for the protocol).
+	Hooked any
 }
 
 type inflight struct {
@@ -152,6 +200,8 @@ type inflight struct {
 	Resp    int64
 	Index   int64
 	Waiting []sim.NodeID
+	// Answered: the client has its answer (the protocol answers when Waiting empties).
+	Answered bool
 }
 
 // Replica is a replica manager with its replica (RP-2).
@@ -193,7 +243,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 		case "call":
 			if r.S.Call != nil {
 				r.S.Call.Lookup(out, r.O.Registries)
-				out.SetTimer("call", r.O.Lease/3)
+				out.SetTimer("call", r.O.Policy.callRetry(r.O.Lease))
 			}
 		}
 	case sim.Receive:
@@ -213,7 +263,7 @@ func (r *Replica) tick() {
 	if r.S.Primary {
 		// A primary whose registration has not been acknowledged for a lease steps
 		// down: the registries have dropped it and a backup may be primary already.
-		if r.now-r.S.LastAck > sim.Time(r.O.Lease) && !r.O.Policy.on(func(p *Policy) bool { return p.NoStepDown }) {
+		if r.O.Policy.lapsed(r.now.Sub(r.S.LastAck), r.O.Lease) {
 			r.become(false, "registration lapsed")
 			r.S.PrimaryNode = -1
 		}
@@ -509,7 +559,9 @@ func (r *Replica) become(primary bool, why string) {
 			}
 		}
 		r.S.Pending = map[string]Update{}
-		r.inherit()
+		if h := r.O.Policy; h != nil && h.Became != nil {
+			h.Became(r)
+		}
 		r.next()
 		r.drive()
 	} else {
@@ -532,7 +584,7 @@ func (r *Replica) request(from sim.NodeID, m Request) {
 		// acknowledge a request a crash of this primary could still lose (RP-P4).
 		return
 	}
-	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
 		// RP-2: a duplicate: re-send the stored response, execute nothing (§4.5.4,
 		// §4.5.5: a transition already done is simply acknowledged).
 		r.respond(m, v)
@@ -556,7 +608,7 @@ func (r *Replica) next() {
 	m := r.S.Queue[0]
 	r.S.Queue = r.S.Queue[1:]
 	k := m.ID
-	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
 		r.respond(m, v)
 		r.next()
 		return
@@ -574,9 +626,6 @@ func (r *Replica) next() {
 		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
 	}
 	r.S.Current = &inflight{Req: m, Resp: resp, Index: r.S.Applied, Waiting: slices.Clone(r.S.Backups)}
-	if r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
-		r.respond(m, resp)
-	}
 	r.finish()
 }
 
@@ -598,13 +647,19 @@ func (r *Replica) dropGone() {
 	}
 }
 
+// finish answers the client once every backup waited for acknowledged (§3.6.1 step
+// 5), and then takes the next request.
 func (r *Replica) finish() {
 	cur := r.S.Current
-	if cur == nil || len(cur.Waiting) > 0 {
+	if cur == nil {
 		return
 	}
-	if !r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
+	if !cur.Answered && r.O.Policy.answer(cur.Waiting) {
+		cur.Answered = true
 		r.respond(cur.Req, cur.Resp)
+	}
+	if len(cur.Waiting) > 0 {
+		return
 	}
 	r.S.Current = nil
 	r.next()

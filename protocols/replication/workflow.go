@@ -2,7 +2,6 @@ package replication
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -123,7 +122,7 @@ func (r *Replica) drive() {
 	}
 	for _, k := range sortedKeys(r.S.Store) {
 		inst, hop, ok := r.hopOf(k)
-		if !ok || r.O.Policy.on(func(p *Policy) bool { return p.NoResume }) && slices.Contains(r.S.Inherited, k) {
+		if !ok || !r.O.Policy.moves(r, k) {
 			continue
 		}
 		h := f.Route[hop]
@@ -157,9 +156,9 @@ func (r *Replica) startCall(k string, fwd bool, t Target, req Request) {
 	// earlier call's lookup is not taken for this one's.
 	r.S.Call, r.S.CallKey, r.S.CallFwd = &Call{Group: t.Group, Active: t.Active, Req: req, Lk: r.S.CallLk}, k, fwd
 	r.S.Call.Start(r.out, r.O.Registries, nil)
-	if !r.O.Policy.on(func(p *Policy) bool { return p.NoRetry }) {
-		// §4.5.2, §4.5.3: an unanswered call is made again to the primary found anew.
-		r.out.SetTimer("call", r.O.Lease/3)
+	// §4.5.2, §4.5.3: an unanswered call is made again to the primary found anew.
+	if d := r.O.Policy.callRetry(r.O.Lease); d > 0 {
+		r.out.SetTimer("call", d)
 	}
 }
 
@@ -182,19 +181,5 @@ func (r *Replica) stopCall() {
 		r.S.CallLk = r.S.Call.Lk
 		r.S.Call = nil
 		r.out.CancelTimer("call")
-	}
-}
-
-// inherit notes, when a replica becomes primary, the instances it takes over (only the
-// planted NoResume bug uses it).
-func (r *Replica) inherit() {
-	r.S.Inherited = nil
-	if r.O.Flow == nil {
-		return
-	}
-	for _, k := range sortedKeys(r.S.Store) {
-		if _, _, ok := r.hopOf(k); ok && r.S.Store[k] != HandedOver {
-			r.S.Inherited = append(r.S.Inherited, k)
-		}
 	}
 }

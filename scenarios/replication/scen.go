@@ -341,25 +341,6 @@ func checkPeriod(period time.Duration) error {
 	return nil
 }
 
-// Policy returns the bug a -p bug=… value names.
-func Policy(name string) (*rp.Policy, error) {
-	switch name {
-	case "none":
-		return nil, nil
-	case "no-dup":
-		return &rp.Policy{NoDupCheck: true}, nil
-	case "ack-early":
-		return &rp.Policy{AckEarly: true}, nil
-	case "no-stepdown":
-		return &rp.Policy{NoStepDown: true}, nil
-	case "no-resume":
-		return &rp.Policy{NoResume: true}, nil
-	case "no-retry":
-		return &rp.Policy{NoRetry: true}, nil
-	}
-	return nil, fmt.Errorf("parameter bug=%q: want none, no-dup, ack-early, no-stepdown, no-resume or no-retry", name)
-}
-
 func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	p := b.Params
 	nr, ng, nc := p.IntRange("replicas", 1, 9), p.IntRange("registries", 1, 5), p.IntRange("clients", 1, 50)
