@@ -42,6 +42,7 @@ func (r *Registry) Handle(in sim.Input, out *sim.Outbox) {
 		case Register:
 			r.register(in.From, m)
 		case Lookup:
+			out.Cover(ruleRegLookup)
 			out.Send(in.From, Found{Seq: m.Seq, Tag: m.Tag, Regs: r.group(m.Group)})
 		}
 	}
@@ -54,9 +55,11 @@ func (r *Registry) register(from sim.NodeID, m Register) {
 	i := slices.IndexFunc(r.Regs, func(e entry) bool { return e.Reg.ID == m.Reg.ID })
 	changed := false
 	if i < 0 {
+		r.out.Cover(ruleRegNew)
 		r.Regs = append(r.Regs, entry{Reg: m.Reg, Expires: exp, Notify: m.Notify})
 		changed = true
 	} else {
+		r.out.Cover(ruleRegRenew)
 		changed = r.Regs[i].Reg != m.Reg
 		r.Regs[i] = entry{Reg: m.Reg, Expires: exp, Notify: m.Notify}
 	}
@@ -71,6 +74,7 @@ func (r *Registry) expire() {
 	var groups []string
 	r.Regs = slices.DeleteFunc(r.Regs, func(e entry) bool {
 		if e.Expires <= r.now {
+			r.out.Cover(ruleRegExpire)
 			groups = append(groups, e.Reg.Group)
 			return true
 		}
@@ -107,6 +111,7 @@ func (r *Registry) notify(g string) {
 	regs := r.group(g)
 	for _, e := range r.Regs {
 		if e.Reg.Group == g && e.Notify {
+			r.out.Cover(ruleRegNotify)
 			r.out.Send(e.Reg.Node, Changed{Group: g, Regs: regs})
 		}
 	}
@@ -117,8 +122,10 @@ func (r *Registry) notify(g string) {
 // registration.
 func loadID(in sim.Input, out *sim.Outbox) RegID {
 	if id, ok := sim.Load[RegID](in.Stable, "id"); ok {
+		out.Cover(ruleIDReused)
 		return id
 	}
+	out.Cover(ruleIDDrawn)
 	id := RegID{Hi: in.Rand, Lo: sim.Mix64(in.Rand ^ 0x9e3779b97f4a7c15)}
 	out.Store("id", id)
 	return id

@@ -228,6 +228,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 			r.S.Store, r.S.Dup, r.S.Applied = s.Store, s.Dup, s.Applied
 		}
 		// RP-2: every replica registers as a backup first (§5.2.1).
+		out.Cover(ruleBackupFirst)
 		r.register()
 		out.SetTimer("ping", r.O.Period)
 		out.SetTimer("renew", r.O.Lease/3)
@@ -238,10 +239,12 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 			r.tick()
 			out.SetTimer("ping", r.O.Period)
 		case "renew":
+			out.Cover(ruleRenewTimer)
 			r.register()
 			out.SetTimer("renew", r.O.Lease/3)
 		case "call":
 			if r.S.Call != nil {
+				out.Cover(ruleCallRetry)
 				r.S.Call.Lookup(out, r.O.Registries)
 				out.SetTimer("call", r.O.Policy.callRetry(r.O.Lease))
 			}
@@ -264,12 +267,18 @@ func (r *Replica) tick() {
 		// A primary whose registration has not been acknowledged for a lease steps
 		// down: the registries have dropped it and a backup may be primary already.
 		if r.O.Policy.lapsed(r.now.Sub(r.S.LastAck), r.O.Lease) {
+			r.out.Cover(ruleLapsed)
 			r.become(false, "registration lapsed")
 			r.S.PrimaryNode = -1
 		}
 		// Polling keeps its list of backups current; with notifications the
 		// registries tell it, and it verifies every 5 periods like a backup.
-		if !r.O.Notify || r.S.Counter%5 == 0 {
+		switch {
+		case !r.O.Notify:
+			r.out.Cover(rulePollPrimary)
+			r.lookup("verify")
+		case r.S.Counter%5 == 0:
+			r.out.Cover(ruleVerify)
 			r.lookup("verify")
 		}
 		return
@@ -281,13 +290,18 @@ func (r *Replica) tick() {
 		// back from a crash lost the request).
 		if r.S.Purpose == "claim" && r.S.Answers > 0 {
 			r.S.Claim = slices.DeleteFunc(r.S.Claim, func(n sim.NodeID) bool {
-				return !slices.ContainsFunc(r.S.Found, func(g Reg) bool { return g.Node == n })
+				gone := !slices.ContainsFunc(r.S.Found, func(g Reg) bool { return g.Node == n })
+				if gone {
+					r.out.Cover(ruleClaimDrop)
+				}
+				return gone
 			})
 		}
 		if len(r.S.Claim) == 0 {
 			r.claimed()
 			return
 		}
+		r.out.Cover(ruleClaimRetry)
 		for _, n := range r.S.Claim {
 			r.out.Send(n, SyncReq{})
 		}
@@ -296,6 +310,7 @@ func (r *Replica) tick() {
 		if r.S.Purpose == "failure" && len(r.S.Found) == 1 && r.S.Found[0].Node == r.me {
 			// The registries that answered in the last period list this replica
 			// alone; the others did not answer (down): it is alone.
+			r.out.Cover(ruleAloneTick)
 			r.S.Answers = len(r.O.Registries)
 			r.decide()
 			if r.S.Primary || r.S.Claiming {
@@ -306,13 +321,16 @@ func (r *Replica) tick() {
 	case r.S.Awaiting:
 		// The primary did not answer the last ping in a period: it crashed or is
 		// unreachable (§5.2.2, "if exception occurs").
+		r.out.Cover(rulePingLost)
 		r.S.Awaiting, r.S.PrimaryNode = false, -1
 		r.lookup("failure")
 	default:
+		r.out.Cover(rulePing)
 		r.S.PingSeq++
 		r.S.Awaiting = true
 		r.out.Send(r.S.PrimaryNode, Ping{Seq: r.S.PingSeq})
 		if r.S.Counter >= 5 {
+			r.out.Cover(ruleVerify)
 			r.S.Counter = 0
 			r.lookup("verify")
 		}
@@ -334,6 +352,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 	switch m := m.(type) {
 	case Registered:
 		if m.ID == r.S.ID && m.Primary == r.S.Primary {
+			r.out.Cover(ruleLeaseAcked)
 			r.S.LastAck = r.now
 		}
 	case Found:
@@ -356,6 +375,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.decide()
 		}
 	case Changed:
+		r.out.Cover(ruleChanged)
 		r.S.Found = m.Regs
 		r.S.Purpose = "verify"
 		r.decide()
@@ -371,11 +391,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 				// following, a minimum-ID replica never claimed the role and the group
 				// stayed without a primary (the failover check found it: swarm seed
 				// 110).
+				r.out.Cover(rulePongBackup)
 				if !m.Claiming {
 					r.S.PrimaryNode = -1
 				}
 				r.lookup("failure")
 			} else if m.Applied > r.S.Applied {
+				r.out.Cover(rulePongBehind)
 				r.out.Send(from, SyncReq{})
 			}
 		}
@@ -386,6 +408,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.callDone()
 		}
 	case Update:
+		r.out.Cover(ruleUpdate)
 		r.S.Pending[m.ID] = m
 	case DoneMsg:
 		r.applyDone(from, m)
@@ -395,6 +418,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		if r.S.Primary {
 			// A replica that found no primary registered claims the role: this one
 			// is primary (the registries had not listed it yet): it is to follow.
+			r.out.Cover(ruleSyncPrimary)
 			r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Primary: true})
 			return
 		}
@@ -402,6 +426,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			// A replica claiming the primary role asks for the state: from now on
 			// only its results count here (a late Done of the old primary would make
 			// this replica hold a request the new primary has not).
+			r.out.Cover(ruleFollowClaim)
 			r.S.PrimaryNode = from
 			// RP-2 §5.2.2-5.2.3: the ping still unanswered went to the primary
 			// followed before (crashed, most likely); it says nothing of the
@@ -414,11 +439,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
 	case Snapshot:
 		if m.Applied > r.S.Applied && !r.S.Primary {
+			r.out.Cover(ruleFresher)
 			r.S.Store, r.S.Dup, r.S.Applied = cloneMap(m.Store), cloneMap(m.Dup), m.Applied
 			r.save()
 		}
 		if r.S.Claiming && m.Primary {
 			// §5.2.3: adopt an existing primary.
+			r.out.Cover(ruleClaimAdopt)
 			r.S.Claiming, r.S.Claim, r.S.PrimaryNode = false, nil, from
 			r.out.Observe(ObsFailover, Failover{Primary: from})
 			r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
@@ -431,6 +458,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			}
 			return
 		}
+		r.out.Cover(ruleSnapAck)
 		r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
 	}
 }
@@ -441,6 +469,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 func (r *Replica) decide() {
 	regs := r.S.Found
 	if len(regs) == 0 {
+		r.out.Cover(ruleNoRegistry)
 		return // no registry answered with anything yet: stay alive, try later
 	}
 	var primaries []Reg
@@ -466,6 +495,7 @@ func (r *Replica) decide() {
 		// verify: another primary with a smaller ID wins; this one steps down.
 		for _, p := range primaries {
 			if p.ID.Less(r.S.ID) {
+				r.out.Cover(ruleTwoPrimaries)
 				r.become(false, "another primary has a smaller ID")
 				r.S.PrimaryNode = p.Node
 				return
@@ -475,6 +505,7 @@ func (r *Replica) decide() {
 		return
 	}
 	if len(primaries) > 0 {
+		r.out.Cover(ruleAdopt)
 		best := primaries[0]
 		for _, p := range primaries[1:] {
 			if p.ID.Less(best.ID) {
@@ -497,6 +528,7 @@ func (r *Replica) decide() {
 		// It follows a replica that claimed the role (or is about to): that one
 		// registers as primary, or the ping loop finds it gone. A lookup answered
 		// before the claim must not make this one claim too.
+		r.out.Cover(ruleFollowing)
 		return
 	}
 	if minNode == r.me && len(regs) == 1 && r.S.Answers < len(r.O.Registries) {
@@ -507,6 +539,7 @@ func (r *Replica) decide() {
 		// other registry listed the primary (swarm -p notify=false seeds 5730,
 		// 18626: an acknowledged request lost). Wait for the other registries'
 		// answers; the next tick takes the role if none comes within a period.
+		r.out.Cover(rulePartialWait)
 		return
 	}
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
@@ -515,6 +548,7 @@ func (r *Replica) decide() {
 		// Before taking over, gather the others' state and keep the freshest (a
 		// choice the thesis leaves open: its minimum-ID rule alone elected a replica
 		// just back from a crash, without the last acknowledged requests).
+		r.out.Cover(ruleClaim)
 		r.S.Claiming, r.S.Claim = true, nil
 		for _, g := range regs {
 			if g.Node != r.me {
@@ -527,6 +561,7 @@ func (r *Replica) decide() {
 		}
 		return
 	}
+	r.out.Cover(ruleFollowMin)
 	r.S.PrimaryNode = minNode
 	// RP-2 §5.2.3: only the minimum ID registers as primary. A later answer to the
 	// lookup that elected this replica names a smaller ID (a registry that had not
@@ -536,6 +571,7 @@ func (r *Replica) decide() {
 
 // claimed ends a claim: the replica takes over as primary.
 func (r *Replica) claimed() {
+	r.out.Cover(ruleClaimed)
 	r.S.Claiming, r.S.Claim = false, nil
 	r.become(true, "minimum registration ID, no primary registered")
 }
@@ -555,6 +591,7 @@ func (r *Replica) become(primary bool, why string) {
 		for _, k := range sortedKeys(r.S.Pending) {
 			u := r.S.Pending[k]
 			if _, done := r.S.Dup[k]; !done {
+				r.out.Cover(ruleResume)
 				r.S.Queue = append(r.S.Queue, Request(u))
 			}
 		}
@@ -563,9 +600,13 @@ func (r *Replica) become(primary bool, why string) {
 			h.Became(r)
 		}
 		r.next()
-		r.drive()
+		r.resume()
 	} else {
+		r.out.Cover(ruleStepDown)
 		r.S.Queue, r.S.Current = nil, nil
+		if r.S.Call != nil {
+			r.out.Cover(ruleCallStopped)
+		}
 		r.stopCall()
 	}
 }
@@ -574,6 +615,7 @@ func (r *Replica) become(primary bool, why string) {
 
 func (r *Replica) request(from sim.NodeID, m Request) {
 	if !r.S.Primary {
+		r.out.Cover(ruleNotPrimary)
 		r.out.Send(from, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, NotPrimary: true})
 		return
 	}
@@ -582,16 +624,22 @@ func (r *Replica) request(from sim.NodeID, m Request) {
 		// In progress: executed, its result already in the duplicate table, but not
 		// yet acknowledged by every backup. Answering the re-send now would
 		// acknowledge a request a crash of this primary could still lose (RP-P4).
+		r.out.Cover(ruleInProgress)
 		return
 	}
 	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
 		// RP-2: a duplicate: re-send the stored response, execute nothing (§4.5.4,
 		// §4.5.5: a transition already done is simply acknowledged).
+		r.out.Cover(ruleDuplicate)
+		if strings.HasPrefix(k, PrefixTransition) {
+			r.out.Cover(ruleTransDup)
+		}
 		r.respond(m, v)
 		return
 	}
 	for _, q := range r.S.Queue {
 		if q.ID == k {
+			r.out.Cover(ruleQueuedDup)
 			return
 		}
 	}
@@ -609,10 +657,12 @@ func (r *Replica) next() {
 	r.S.Queue = r.S.Queue[1:]
 	k := m.ID
 	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
+		r.out.Cover(ruleDuplicate)
 		r.respond(m, v)
 		r.next()
 		return
 	}
+	r.out.Cover(ruleExecute)
 	for _, b := range r.S.Backups {
 		r.out.Send(b, Update(m))
 	}
@@ -642,7 +692,13 @@ func (r *Replica) acked(from sim.NodeID, m BackupAck) {
 // registration expired).
 func (r *Replica) dropGone() {
 	if cur := r.S.Current; cur != nil {
-		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool { return !slices.Contains(r.S.Members, n) })
+		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool {
+			gone := !slices.Contains(r.S.Members, n)
+			if gone {
+				r.out.Cover(ruleDropGone)
+			}
+			return gone
+		})
 		r.finish()
 	}
 }
@@ -656,6 +712,7 @@ func (r *Replica) finish() {
 	}
 	if !cur.Answered && r.O.Policy.answer(cur.Waiting) {
 		cur.Answered = true
+		r.out.Cover(ruleAnswer)
 		r.respond(cur.Req, cur.Resp)
 	}
 	if len(cur.Waiting) > 0 {
@@ -670,13 +727,16 @@ func (r *Replica) finish() {
 // when it is behind.
 func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) {
+		r.out.Cover(ruleFence)
 		return // not from the primary this replica follows: fenced off
 	}
 	k := m.ID
 	switch {
 	case m.Index <= r.S.Applied:
 		// already applied (or covered by a snapshot)
+		r.out.Cover(ruleApplied)
 	case m.Index == r.S.Applied+1:
+		r.out.Cover(ruleApply)
 		r.apply(m.Op)
 		r.S.Dup[k] = m.Resp
 		r.S.Applied = m.Index
@@ -684,6 +744,7 @@ func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 		r.save()
 		r.out.Observe(ObsApply, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: m.Resp, Index: m.Index})
 	default:
+		r.out.Cover(ruleGap)
 		r.out.Send(from, SyncReq{})
 		return
 	}
@@ -698,6 +759,7 @@ func (r *Replica) respond(m Request, v int64) {
 	r.out.Send(m.Client, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, Val: v})
 	if r.O.Flow != nil && strings.HasPrefix(m.ID, PrefixTransition) {
 		if inst, hop, ok := r.hopOf(m.Op.Key); ok {
+			r.out.Cover(ruleTransAck)
 			r.out.Observe(ObsAnswer, Task{Group: r.O.Group, Inst: inst, Hop: hop, Name: r.O.Flow.Route[hop].Task})
 		}
 	}
