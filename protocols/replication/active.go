@@ -121,6 +121,7 @@ func (a *ActiveReplica) register() {
 func (a *ActiveReplica) lookup() {
 	a.S.LookupSeq++
 	a.S.Answers, a.S.Found = 0, nil
+	a.out.Observe(ObsLookup, Looked{Group: a.O.Group, Purpose: "membership", ID: a.S.ID})
 	for _, g := range a.O.Registries {
 		a.out.Send(g, Lookup{Group: a.O.Group, Seq: a.S.LookupSeq})
 	}

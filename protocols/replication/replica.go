@@ -100,6 +100,8 @@ const (
 	ObsLookup   = "rp/lookup"   // Looked: a passive replica looked its group up in every registry
 	ObsRefused  = "rp/refused"  // CallEvent: a call's request was answered "not primary"
 	ObsRelook   = "rp/relook"   // CallEvent: a call looked its group up in every registry
+	ObsRespond  = "rp/respond"  // Answer: a passive primary answered a request's client
+	ObsAck      = "rp/ack"      // Ack: a backup acknowledged the primary's done or state
 )
 
 // Role is observed when a replica's role changes.
@@ -118,6 +120,28 @@ type Exec struct {
 	Op     Op
 	Resp   int64
 	Index  int64
+	// Backups: the backups whose acknowledgements the primary waits for before it
+	// answers (ObsExec of a passive primary).
+	Backups []sim.NodeID `json:",omitempty"`
+}
+
+// Answer is observed when a passive primary answers a request's client: the request
+// in progress once its backups acknowledged (Index: its place), or a duplicate from
+// the table (Dup).
+type Answer struct {
+	Group string
+	ID    string
+	Index int64 `json:",omitempty"`
+	Dup   bool  `json:",omitempty"`
+}
+
+// Ack is observed when a backup acknowledges to the primary To that it holds every
+// request up to Index; Applied is how many it has applied.
+type Ack struct {
+	Group   string
+	To      sim.NodeID
+	Index   int64
+	Applied int64
 }
 
 // ClientOp is a client call or return.
@@ -133,6 +157,10 @@ type ClientOp struct {
 type Failover struct {
 	Primary sim.NodeID
 	Self    bool
+	// Listed is how many registrations the lookup found; Alone, when it listed the
+	// replica alone, for how long the lookups have done so.
+	Listed int
+	Alone  time.Duration
 }
 
 // Looked is observed when a passive replica looks its group up in the registries: the
@@ -141,6 +169,8 @@ type Failover struct {
 type Looked struct {
 	Group   string
 	Purpose string
+	// ID is the replica's registration ID (RP-1: the same across restarts).
+	ID RegID
 }
 
 // CallEvent is a step of a call's replica locator (caller.go): the called group,
@@ -181,6 +211,8 @@ type state struct {
 	// minimum ID and not the last requests); Claiming is set while it waits.
 	Claiming bool
 	Claim    []sim.NodeID
+	// AloneSince: since when the lookups list this replica alone (-1: they do not).
+	AloneSince sim.Time
 
 	// RP-4: the call a workflow component's primary has in progress (a task's side
 	// call, or the transition to the successor group), and how far each instance's
@@ -202,6 +234,8 @@ type inflight struct {
 	Waiting []sim.NodeID
 	// Answered: the client has its answer (the protocol answers when Waiting empties).
 	Answered bool
+	// Stale: a tick passed since it ran (the next one sends the done again).
+	Stale bool
 }
 
 // Replica is a replica manager with its replica (RP-2).
@@ -222,7 +256,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 	defer func() { r.out = nil }()
 	switch in.Kind {
 	case sim.Start, sim.Restart:
-		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1}
+		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1, AloneSince: -1}
 		r.S.ID = loadID(in, out)
 		if s, ok := sim.Load[Snapshot](in.Stable, "state"); ok {
 			r.S.Store, r.S.Dup, r.S.Applied = s.Store, s.Dup, s.Applied
@@ -264,6 +298,20 @@ func (r *Replica) register() {
 func (r *Replica) tick() {
 	r.S.Counter++
 	if r.S.Primary {
+		if cur := r.S.Current; cur != nil && len(cur.Waiting) > 0 {
+			// RP-2 §3.6.1 step 4: a backup that has not acknowledged the done for a
+			// period gets it again (it acknowledges what it holds). A backup that
+			// applied it and crashed before its ack left, and came back before the
+			// registries dropped it, was waited for forever: the primary's queue
+			// stopped (swarm seeds 40, 88, with crash-sends).
+			if cur.Stale {
+				r.out.Cover(ruleDoneAgain)
+				for _, b := range cur.Waiting {
+					r.out.Send(b, DoneMsg{ID: cur.Req.ID, Client: cur.Req.Client, Seq: cur.Req.Seq, Op: cur.Req.Op, Resp: cur.Resp, Index: cur.Index})
+				}
+			}
+			cur.Stale = true
+		}
 		// A primary whose registration has not been acknowledged for a lease steps
 		// down: the registries have dropped it and a backup may be primary already.
 		if r.O.Policy.lapsed(r.now.Sub(r.S.LastAck), r.O.Lease) {
@@ -307,16 +355,6 @@ func (r *Replica) tick() {
 		}
 		r.lookup("claim")
 	case r.S.PrimaryNode < 0:
-		if r.S.Purpose == "failure" && len(r.S.Found) == 1 && r.S.Found[0].Node == r.me {
-			// The registries that answered in the last period list this replica
-			// alone; the others did not answer (down): it is alone.
-			r.out.Cover(ruleAloneTick)
-			r.S.Answers = len(r.O.Registries)
-			r.decide()
-			if r.S.Primary || r.S.Claiming {
-				return
-			}
-		}
 		r.lookup("failure")
 	case r.S.Awaiting:
 		// The primary did not answer the last ping in a period: it crashed or is
@@ -342,7 +380,7 @@ func (r *Replica) tick() {
 func (r *Replica) lookup(purpose string) {
 	r.S.LookupSeq++
 	r.S.Purpose, r.S.Answers, r.S.Found = purpose, 0, nil
-	r.out.Observe(ObsLookup, Looked{Group: r.O.Group, Purpose: purpose})
+	r.out.Observe(ObsLookup, Looked{Group: r.O.Group, Purpose: purpose, ID: r.S.ID})
 	for _, g := range r.O.Registries {
 		r.out.Send(g, Lookup{Group: r.O.Group, Seq: r.S.LookupSeq})
 	}
@@ -448,7 +486,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.out.Cover(ruleClaimAdopt)
 			r.S.Claiming, r.S.Claim, r.S.PrimaryNode = false, nil, from
 			r.out.Observe(ObsFailover, Failover{Primary: from})
-			r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
+			r.ack(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
 			return
 		}
 		if r.S.Claiming {
@@ -459,7 +497,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			return
 		}
 		r.out.Cover(ruleSnapAck)
-		r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
+		r.ack(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
 	}
 }
 
@@ -468,6 +506,9 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 // keeps one and only one primary, the minimum ID among the primaries.
 func (r *Replica) decide() {
 	regs := r.S.Found
+	if len(regs) != 1 || regs[0].Node != r.me {
+		r.S.AloneSince = -1
+	}
 	if len(regs) == 0 {
 		r.out.Cover(ruleNoRegistry)
 		return // no registry answered with anything yet: stay alive, try later
@@ -513,7 +554,7 @@ func (r *Replica) decide() {
 			}
 		}
 		if best.Node != r.S.PrimaryNode {
-			r.out.Observe(ObsFailover, Failover{Primary: best.Node})
+			r.out.Observe(ObsFailover, Failover{Primary: best.Node, Listed: len(regs)})
 		}
 		r.S.PrimaryNode = best.Node
 		// RP-2 §5.2.3 "adopt an existing primary": a later answer to the lookup
@@ -531,19 +572,30 @@ func (r *Replica) decide() {
 		r.out.Cover(ruleFollowing)
 		return
 	}
-	if minNode == r.me && len(regs) == 1 && r.S.Answers < len(r.O.Registries) {
-		// RP-2 §5.2.3 ("try every lookup registry"): the answers so far list this
-		// replica alone, so it would take over at once with nobody to ask for the
-		// state. A registry restarted empty lists only the replicas that renewed
-		// since: one back from a crash, behind, took the role from it while the
-		// other registry listed the primary (swarm -p notify=false seeds 5730,
-		// 18626: an acknowledged request lost). Wait for the other registries'
-		// answers; the next tick takes the role if none comes within a period.
-		r.out.Cover(rulePartialWait)
-		return
+	var alone time.Duration
+	if minNode == r.me && len(regs) == 1 {
+		// RP-2 §5.2.3 ("try every lookup registry") and §5.4.1: the registries list
+		// this replica alone, so it would take over at once with nobody to ask for
+		// the state. A registry back from a crash lists only the replicas that
+		// renewed since (within a renewal period, a third of a lease): one back
+		// from a crash, behind, took the role from it while another registry listed
+		// the primary (swarm -p notify=false seeds 5730, 18626: an acknowledged
+		// request lost), and, with the only registry down for a lease, the primary
+		// stepped down and the first replica to register again took over with a
+		// stale state (swarm seed 216: a committed transition executed again). It
+		// takes over alone only once the lookups have listed it alone for a
+		// renewal period and a period; each tick looks again meanwhile.
+		if r.S.AloneSince < 0 {
+			r.S.AloneSince = r.now
+		}
+		if alone = r.now.Sub(r.S.AloneSince); alone < r.O.Lease/3+r.O.Period {
+			r.out.Cover(ruleAloneWait)
+			return
+		}
+		r.out.Cover(ruleAloneClaim)
 	}
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
-	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me})
+	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me, Listed: len(regs), Alone: alone})
 	if minNode == r.me {
 		// Before taking over, gather the others' state and keep the freshest (a
 		// choice the thesis leaves open: its minimum-ID rule alone elected a replica
@@ -634,7 +686,7 @@ func (r *Replica) request(from sim.NodeID, m Request) {
 		if strings.HasPrefix(k, PrefixTransition) {
 			r.out.Cover(ruleTransDup)
 		}
-		r.respond(m, v)
+		r.respond(m, v, 0)
 		return
 	}
 	for _, q := range r.S.Queue {
@@ -658,7 +710,7 @@ func (r *Replica) next() {
 	k := m.ID
 	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
 		r.out.Cover(ruleDuplicate)
-		r.respond(m, v)
+		r.respond(m, v, 0)
 		r.next()
 		return
 	}
@@ -670,7 +722,7 @@ func (r *Replica) next() {
 	r.S.Dup[k] = resp
 	r.S.Applied++
 	r.save()
-	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Backups: slices.Clone(r.S.Backups)})
 	r.task(m)
 	for _, b := range r.S.Backups {
 		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
@@ -713,7 +765,7 @@ func (r *Replica) finish() {
 	if !cur.Answered && r.O.Policy.answer(cur.Waiting) {
 		cur.Answered = true
 		r.out.Cover(ruleAnswer)
-		r.respond(cur.Req, cur.Resp)
+		r.respond(cur.Req, cur.Resp, cur.Index)
 	}
 	if len(cur.Waiting) > 0 {
 		return
@@ -748,14 +800,22 @@ func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 		r.out.Send(from, SyncReq{})
 		return
 	}
-	r.out.Send(from, BackupAck{ID: k, Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
+	r.ack(from, BackupAck{ID: k, Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
 }
 
-// respond answers a request's client (none for a primary's own steps).
-func (r *Replica) respond(m Request, v int64) {
+// ack acknowledges to the primary that this backup holds every request up to m.Index.
+func (r *Replica) ack(to sim.NodeID, m BackupAck) {
+	r.out.Observe(ObsAck, Ack{Group: r.O.Group, To: to, Index: m.Index, Applied: r.S.Applied})
+	r.out.Send(to, m)
+}
+
+// respond answers a request's client (none for a primary's own steps): the request
+// in progress (its index), or a duplicate (index 0).
+func (r *Replica) respond(m Request, v int64, index int64) {
 	if m.Client < 0 {
 		return
 	}
+	r.out.Observe(ObsRespond, Answer{Group: r.O.Group, ID: m.ID, Index: index, Dup: index == 0})
 	r.out.Send(m.Client, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, Val: v})
 	if r.O.Flow != nil && strings.HasPrefix(m.ID, PrefixTransition) {
 		if inst, hop, ok := r.hopOf(m.Op.Key); ok {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/simrun-dev/simrun/faults"
 	rp "github.com/simrun-dev/simrun/protocols/replication"
 	"github.com/simrun-dev/simrun/sim"
 )
@@ -23,6 +24,8 @@ type deployment struct {
 	policy    *rp.Policy
 	notify    bool
 	group     map[sim.NodeID]*group
+	// plan is the run's fault plan (triggers read it to keep a minority down).
+	plan faults.Plan
 }
 
 // group is one replica group.
@@ -150,7 +153,10 @@ type trigger struct {
 	restart time.Duration
 	// slow: instead of crashing the victims, delay every message sent to them by
 	// slow.extra for slow.span (the links stay reliable: the messages arrive late)
-	slow   *slowLinks
+	slow *slowLinks
+	// crashSend: crash the victims part-way through their next call that sends
+	// anything within this window (a crash-send; 0: a crash at once)
+	crashSend time.Duration
 	groups []string // the groups whose failover the table reports
 
 	fired   bool
@@ -162,10 +168,12 @@ type trigger struct {
 // slowLinks is a delay on every link into a node, for a while.
 type slowLinks struct{ extra, span time.Duration }
 
-// triggers returns a Setup.Stop hook that fires the triggers (it never stops the run).
+// triggers returns a Setup.Stop hook that records the nodes' crashes and restarts
+// (watch) and fires the triggers (it never stops the run).
 func (e *env) triggers() func(k *sim.Kernel) bool {
 	seen := 0
 	return func(k *sim.Kernel) bool {
+		e.watch(k)
 		h := k.History()
 		for _, t := range e.trig {
 			if t.fired || (t.at > 0 && k.Now() < t.at) {
@@ -194,8 +202,13 @@ func (e *env) triggers() func(k *sim.Kernel) bool {
 					continue
 				}
 				t.crashed = append(t.crashed, n)
-				e.crashAt[n] = append(e.crashAt[n], k.Now())
-				k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrash, Node: n})
+				if t.crashSend > 0 {
+					// the victim's next call that sends anything within the window is
+					// cut short: a prefix of its sends leaves, then it crashes
+					k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrashSend, Node: n, For: t.crashSend})
+				} else {
+					k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrash, Node: n})
+				}
 				if t.restart > 0 {
 					k.Schedule(k.Now().Add(t.restart), sim.Fault{Kind: sim.FaultRestart, Node: n})
 				}

@@ -275,31 +275,7 @@ var kinds = []kind{
 			}
 			return p, nil
 		}},
-	{name: "swarm", help: "drawn from the seed: passive or active, 2-5 replicas, 1-3 registries, 1-3 clients (half the seeds with a think time between calls), and crashes of a minority of replicas and of registries at a time (the thesis' fault model: crash faults, reliable links)", suite: true,
-		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
-			g := kvGroup(d)
-			l := faults.DefaultParams(3 * time.Second)
-			l.Partitions, l.Spikes = 0, 0
-			l.Crashes, l.MaxDown = 4, (len(g.names)-1)/2
-			l.MeanDown = 600 * time.Millisecond
-			l.Start = 200 * time.Millisecond
-			if l.MaxDown == 0 {
-				return faults.Plan{}, nil
-			}
-			p, err := faults.Generate(b.Seed, g.names, faults.Swarm(b.Seed, l))
-			if err != nil || len(d.regNames) < 2 {
-				return p, err
-			}
-			r := sim.Stream(b.Seed, "registry-crash")
-			if r.Float64() < 0.5 {
-				at := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(2*time.Second)))
-				reg := d.regNames[int(r.Int64Range(0, int64(len(d.regNames)-1)))]
-				p.Events = append(p.Events, faults.Event{At: faults.Duration(at), Kind: "crash", Node: reg},
-					faults.Event{At: faults.Duration(at + 400*time.Millisecond), Kind: "restart", Node: reg})
-				slices.SortStableFunc(p.Events, func(a, b faults.Event) int { return int(a.At - b.At) })
-			}
-			return p, nil
-		}},
+	swarmKind,
 }
 
 func clientNames(d *deployment) []string {
@@ -342,6 +318,9 @@ func checkPeriod(period time.Duration) error {
 }
 
 func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
+	if k.name == "swarm" && swarmIsFlow(b.Seed) {
+		return flowSwarm(b)
+	}
 	p := b.Params
 	nr, ng, nc := p.IntRange("replicas", 1, 9), p.IntRange("registries", 1, 5), p.IntRange("clients", 1, 50)
 	ops := p.IntRange("ops", 0, 10_000)
@@ -387,18 +366,9 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		active, mode = false, "passive"
 	}
 	if k.name == "swarm" {
-		r := sim.Stream(b.Seed, "rp-swarm")
-		active = r.Float64() < 0.5
-		nr, ng, nc = int(r.Int64Range(2, 5)), int(r.Int64Range(1, 3)), int(r.Int64Range(1, 3))
-		mode = map[bool]string{false: "passive", true: "active"}[active]
-		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries, %d clients", mode, nr, ng, nc))
-		// Half the seeds' clients pause between calls (10-150 ms), so their requests
-		// go on through the crashes (3 s of them) instead of ending in the first half
-		// second: failovers then race with requests in flight.
-		if t := sim.Stream(b.Seed, "rp-swarm-think"); t.Float64() < 0.5 {
-			think = time.Duration(t.Int64Range(int64(10*time.Millisecond), int64(150*time.Millisecond)))
-			notes = append(notes, fmt.Sprintf("clients think %v between calls", think))
-		}
+		sh := drawKV(b.Seed, p)
+		active, nr, ng, nc, think, notify, retry = sh.active, sh.replicas, sh.registries, sh.clients, sh.think, sh.notify, sh.retry
+		notes = append(notes, sh.notes...)
 	}
 	d := newDeployment(period, lease, pol)
 	d.notify = notify
@@ -417,6 +387,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.plan = plan
 	e := newEnv(d, plan, period, lease)
 	if k.trig != nil {
 		e.trig = k.trig(b.Seed, d)
