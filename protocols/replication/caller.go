@@ -109,7 +109,7 @@ func (c *Call) Answered(out *sim.Outbox, registries []sim.NodeID, m Response) bo
 		// group up again, and invokes again (once: see Relooked).
 		switch {
 		case c.Active:
-			out.Cover(ruleActiveRefuse)
+			// the multicast's other replies stand (active replicas never refuse)
 		case !c.Relooked:
 			out.Cover(ruleRefused)
 			c.Relooked = true

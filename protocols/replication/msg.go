@@ -88,6 +88,8 @@ type Pong struct {
 	Seq     int64
 	Primary bool
 	Applied int64
+	// Term is the term of the history the callee holds (passive replicas).
+	Term int64
 	// Claiming: not primary yet, but gathering the others' state to take over
 	// (passive replicas).
 	Claiming bool
@@ -151,6 +153,7 @@ type DoneMsg struct {
 	Op     Op
 	Resp   int64
 	Index  int64 // the primary's applied count after it
+	Term   int64 // the primary's term
 }
 
 // Kind implements sim.Message.
@@ -174,11 +177,15 @@ type SyncReq struct{}
 // Kind implements sim.Message.
 func (SyncReq) Kind() string { return "SYNC" }
 
-// Snapshot is a replica's state (Primary: the sender is primary).
+// Snapshot is a replica's state (Primary: the sender is primary). Term is the term of
+// the primary whose history it is: of two states, the one of the later term is the
+// fresher, then the longer (a primary that crashed before its done left, and came
+// back, holds a request nobody else has at an index the next primary filled).
 type Snapshot struct {
 	Store   map[string]int64
 	Dup     map[string]int64
 	Applied int64
+	Term    int64
 	Primary bool
 }
 

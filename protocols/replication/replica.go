@@ -54,6 +54,10 @@ type Policy struct {
 	// hook needs between calls it keeps in the replica's Hooked field.
 	Became func(r *Replica)
 	Moves  func(r *Replica, key string) bool
+	// AloneWait is how long the lookups must list a replica alone before it claims
+	// the primary role alone (§5.2.3; nil: a renewal period, a third of the lease, and
+	// a period).
+	AloneWait func(lease, period time.Duration) time.Duration
 }
 
 func (p *Policy) duplicate(dup map[string]int64, id string) (int64, bool) {
@@ -83,6 +87,13 @@ func (p *Policy) callRetry(lease time.Duration) time.Duration {
 		return p.CallRetry(lease)
 	}
 	return lease / 3
+}
+
+func (p *Policy) aloneWait(lease, period time.Duration) time.Duration {
+	if p != nil && p.AloneWait != nil {
+		return p.AloneWait(lease, period)
+	}
+	return lease/3 + period
 }
 
 func (p *Policy) moves(r *Replica, key string) bool {
@@ -187,6 +198,10 @@ type state struct {
 	Store   map[string]int64
 	Dup     map[string]int64 // request key → response (the duplicate check)
 	Applied int64
+	// Term numbers the primaries' terms: a replica taking over starts the term after
+	// the freshest state's it gathered; a backup's Term is that of the history it
+	// holds (stable, in "state").
+	Term int64
 	// Pending holds the Updates seen without their Done (a new primary resumes them).
 	Pending map[string]Update
 
@@ -259,7 +274,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1, AloneSince: -1}
 		r.S.ID = loadID(in, out)
 		if s, ok := sim.Load[Snapshot](in.Stable, "state"); ok {
-			r.S.Store, r.S.Dup, r.S.Applied = s.Store, s.Dup, s.Applied
+			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term = s.Store, s.Dup, s.Applied, s.Term
 		}
 		// RP-2: every replica registers as a backup first (§5.2.1).
 		out.Cover(ruleBackupFirst)
@@ -307,7 +322,7 @@ func (r *Replica) tick() {
 			if cur.Stale {
 				r.out.Cover(ruleDoneAgain)
 				for _, b := range cur.Waiting {
-					r.out.Send(b, DoneMsg{ID: cur.Req.ID, Client: cur.Req.Client, Seq: cur.Req.Seq, Op: cur.Req.Op, Resp: cur.Resp, Index: cur.Index})
+					r.out.Send(b, DoneMsg{ID: cur.Req.ID, Client: cur.Req.Client, Seq: cur.Req.Seq, Op: cur.Req.Op, Resp: cur.Resp, Index: cur.Index, Term: r.S.Term})
 				}
 			}
 			cur.Stale = true
@@ -418,7 +433,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		r.S.Purpose = "verify"
 		r.decide()
 	case Ping:
-		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Claiming: r.S.Claiming})
+		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Term: r.S.Term, Claiming: r.S.Claiming})
 	case Pong:
 		if m.Seq == r.S.PingSeq {
 			r.S.Awaiting = false
@@ -434,7 +449,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 					r.S.PrimaryNode = -1
 				}
 				r.lookup("failure")
-			} else if m.Applied > r.S.Applied {
+			} else if r.fresher(m.Term, m.Applied) {
 				r.out.Cover(rulePongBehind)
 				r.out.Send(from, SyncReq{})
 			}
@@ -457,7 +472,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			// A replica that found no primary registered claims the role: this one
 			// is primary (the registries had not listed it yet): it is to follow.
 			r.out.Cover(ruleSyncPrimary)
-			r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Primary: true})
+			r.out.Send(from, r.snapshot())
 			return
 		}
 		if from != r.S.PrimaryNode {
@@ -474,11 +489,11 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			// two primaries (registry-restart -p notify=false, seeds 158, 754).
 			r.S.Awaiting = false
 		}
-		r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+		r.out.Send(from, r.snapshot())
 	case Snapshot:
-		if m.Applied > r.S.Applied && !r.S.Primary {
+		if r.fresher(m.Term, m.Applied) && !r.S.Primary {
 			r.out.Cover(ruleFresher)
-			r.S.Store, r.S.Dup, r.S.Applied = cloneMap(m.Store), cloneMap(m.Dup), m.Applied
+			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term = cloneMap(m.Store), cloneMap(m.Dup), m.Applied, m.Term
 			r.save()
 		}
 		if r.S.Claiming && m.Primary {
@@ -588,7 +603,7 @@ func (r *Replica) decide() {
 		if r.S.AloneSince < 0 {
 			r.S.AloneSince = r.now
 		}
-		if alone = r.now.Sub(r.S.AloneSince); alone < r.O.Lease/3+r.O.Period {
+		if alone = r.now.Sub(r.S.AloneSince); alone < r.O.Policy.aloneWait(r.O.Lease, r.O.Period) {
 			r.out.Cover(ruleAloneWait)
 			return
 		}
@@ -625,7 +640,30 @@ func (r *Replica) decide() {
 func (r *Replica) claimed() {
 	r.out.Cover(ruleClaimed)
 	r.S.Claiming, r.S.Claim = false, nil
+	// A new term begins: the backups install its state (Term and all) before they
+	// apply its dones (a backup holding a request the last primary ran alone, in an
+	// older term, must not keep it at the index this term fills).
+	r.S.Term++
+	r.save()
 	r.become(true, "minimum registration ID, no primary registered")
+	if r.S.Primary && r.S.Applied > 0 {
+		for _, n := range r.S.Members {
+			if n != r.me {
+				r.out.Send(n, r.snapshot())
+			}
+		}
+	}
+}
+
+// fresher reports whether a state of the given term and length is fresher than this
+// replica's: a later term, or as late and longer.
+func (r *Replica) fresher(term, applied int64) bool {
+	return term > r.S.Term || term == r.S.Term && applied > r.S.Applied
+}
+
+// snapshot is this replica's state, as sent.
+func (r *Replica) snapshot() Snapshot {
+	return Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term, Primary: r.S.Primary}
 }
 
 // become changes the replica's role and registers it so (§5.2.3 step 41).
@@ -725,7 +763,7 @@ func (r *Replica) next() {
 	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Backups: slices.Clone(r.S.Backups)})
 	r.task(m)
 	for _, b := range r.S.Backups {
-		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Term: r.S.Term})
 	}
 	r.S.Current = &inflight{Req: m, Resp: resp, Index: r.S.Applied, Waiting: slices.Clone(r.S.Backups)}
 	r.finish()
@@ -778,9 +816,20 @@ func (r *Replica) finish() {
 // applyDone: a backup applies the primary's result in order, or asks for the state
 // when it is behind.
 func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
-	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) {
+	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) || m.Term < r.S.Term {
 		r.out.Cover(ruleFence)
 		return // not from the primary this replica follows: fenced off
+	}
+	if m.Term > r.S.Term {
+		if r.S.Applied > 0 || m.Index != 1 {
+			// A done of a later term than the history held here: install the
+			// primary's state first (its requests at the indexes this replica may
+			// hold others at).
+			r.out.Cover(ruleNewTerm)
+			r.out.Send(from, SyncReq{})
+			return
+		}
+		r.S.Term = m.Term // nothing held yet: the term's first request is the first
 	}
 	k := m.ID
 	switch {
@@ -835,7 +884,7 @@ func (r *Replica) apply(op Op) int64 {
 }
 
 func (r *Replica) save() {
-	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term})
 }
 
 // Final returns a replica's store and whether it is primary (for the checkers at the

@@ -26,6 +26,8 @@ type deployment struct {
 	group     map[sim.NodeID]*group
 	// plan is the run's fault plan (triggers read it to keep a minority down).
 	plan faults.Plan
+	// bug is the -p bug= value (a planted bug's handle wraps the nodes it is for).
+	bug string
 }
 
 // group is one replica group.
@@ -72,7 +74,7 @@ func (d *deployment) replicas(name string, active bool, nodes ...string) *group 
 		if active {
 			nw = rp.NewActiveReplica(g.o)
 		}
-		d.nodes = append(d.nodes, sim.NodeSpec{Name: n, New: nw})
+		d.nodes = append(d.nodes, sim.NodeSpec{Name: n, New: plant(d.bug, false, nw)})
 	}
 	d.groups = append(d.groups, g)
 	return g
@@ -85,7 +87,7 @@ func (d *deployment) client(name string, g *group, ops []rp.Op, retry, think tim
 	if think > 0 {
 		c = rp.NewThinkingClient(g.o, ops, retry, think)
 	}
-	d.nodes = append(d.nodes, sim.NodeSpec{Name: name, New: c})
+	d.nodes = append(d.nodes, sim.NodeSpec{Name: name, New: plant(d.bug, true, c)})
 }
 
 func (d *deployment) byName(n string) (sim.NodeID, bool) {
@@ -109,7 +111,7 @@ func (d *deployment) primary(k *sim.Kernel, g *group) sim.NodeID {
 		if !k.Up(n) {
 			continue
 		}
-		switch s := k.NodeState(n).(type) {
+		switch s := unwrap(k.NodeState(n)).(type) {
 		case *rp.Replica:
 			if s.S.Primary {
 				return n
@@ -157,7 +159,7 @@ type trigger struct {
 	// crashSend: crash the victims part-way through their next call that sends
 	// anything within this window (a crash-send; 0: a crash at once)
 	crashSend time.Duration
-	groups []string // the groups whose failover the table reports
+	groups    []string // the groups whose failover the table reports
 
 	fired   bool
 	firedAt sim.Time

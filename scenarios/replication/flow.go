@@ -137,7 +137,7 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 		return nil, err
 	}
 	d := newDeployment(period, lease, pol)
-	d.flow = simpleFlow
+	d.flow, d.bug = simpleFlow, p.String("bug")
 	if k.table61 {
 		// Table 6.1 (the worklist server has three replicas, everything else two; the
 		// ORBWork servers on greensboro and fargo host the task schedulers).

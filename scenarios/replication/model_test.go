@@ -1,7 +1,6 @@
 package rpscen
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/simrun-dev/simrun/model"
@@ -102,56 +101,45 @@ func TestModelActiveExhaustive(t *testing.T) {
 	}
 }
 
-// planted wraps an active replica with a bug planted from here: Handle replaces the
-// replica's own handling of each input.
-type planted struct {
-	R   *rp.ActiveReplica
-	Bug string
-}
-
-func (p *planted) Unwrap() sim.Node { return p.R }
-
-func (p *planted) Handle(in sim.Input, out *sim.Outbox) {
-	if in.Kind == sim.Receive {
-		switch m := in.Msg.(type) {
-		case rp.Order, rp.Orders:
-			if p.Bug == "deaf" {
-				return // drops the sequencer's orders: as a follower it never catches up
-			}
-			if o, ok := m.(rp.Order); ok && p.Bug == "garbled" {
-				o.Req.ID += "'" // a follower delivering another request at the index
-				in.Msg = o
-			}
-		case rp.Request:
-			if p.Bug == "forgetful" && p.R.S.IsSeq {
-				p.R.Handle(in, out) // orders it, then forgets it did
-				delete(p.R.S.Dup, m.ID)
+// Bugs planted from here in active replicas (every replica carries it; whichever has
+// the minimum ID orders): a follower deaf to orders never catches up, one that
+// garbles an order delivers another request at the index, and a sequencer that
+// forgets a request it ordered orders it again.
+func init() {
+	bugs["t-active-deaf"] = bug{handle: func(n sim.Node, in *sim.Input, out *sim.Outbox) bool {
+		if in.Kind == sim.Receive {
+			switch in.Msg.(type) {
+			case rp.Order, rp.Orders:
+				return true // drops the sequencer's orders
 			}
 		}
-	}
-	p.R.Handle(in, out)
+		return false
+	}}
+	bugs["t-active-garbled"] = bug{handle: func(n sim.Node, in *sim.Input, out *sim.Outbox) bool {
+		if o, ok := in.Msg.(rp.Order); ok && in.Kind == sim.Receive {
+			o.Req.ID += "'"
+			in.Msg = o
+		}
+		return false
+	}}
+	bugs["t-active-forgetful"] = bug{handle: func(n sim.Node, in *sim.Input, out *sim.Outbox) bool {
+		a := n.(*rp.ActiveReplica)
+		if m, ok := in.Msg.(rp.Request); ok && in.Kind == sim.Receive && a.S.IsSeq {
+			a.Handle(*in, out) // orders it, forgets it did, and is given it again
+			delete(a.S.Dup, m.ID)
+		}
+		return false
+	}}
 }
 
-// Each active invariant catches a bug planted from here (every replica carries it;
-// whichever has the minimum ID orders): a follower deaf to orders breaks "every
-// replica executes every request", one that garbles an order breaks the total order,
-// and a sequencer that forgets a request it ordered orders it again.
+// Each active invariant catches a bug planted from here.
 func TestModelActiveCatchesPlantedBugs(t *testing.T) {
 	for _, c := range []struct{ bug, want string }{
-		{"deaf", "RP-3 every replica executes every request"},
-		{"garbled", "RP-3 one total order"},
-		{"forgetful", "RP-P1 ordered once"},
+		{"t-active-deaf", "RP-3 every replica executes every request"},
+		{"t-active-garbled", "RP-3 one total order"},
+		{"t-active-forgetful", "RP-P1 ordered once"},
 	} {
-		sys := ModelActiveSystem(2, 1, 0, 6, nil)
-		for i := range sys.Nodes {
-			if orig := sys.Nodes[i].New; strings.HasPrefix(sys.Nodes[i].Name, "a") {
-				sys.Nodes[i].New = func() sim.Node { return &planted{R: orig().(*rp.ActiveReplica), Bug: c.bug} }
-			}
-		}
-		res, err := model.Check(sys, model.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := checkModel(t, map[string]string{"mode": "active", "crashes": "0", "bug": c.bug}, model.Options{})
 		if res.Violation == nil || res.Violation.Name != c.want {
 			t.Errorf("%s: violation %v, want %s", c.bug, res.Violation, c.want)
 		}

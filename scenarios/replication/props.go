@@ -208,7 +208,7 @@ func (e *env) joinedEpoch(r *checker.Run) error {
 			exempt += len(g.members)
 			continue
 		}
-		seq := r.Final[sn].State.(*rp.ActiveReplica)
+		seq := unwrap(r.Final[sn].State).(*rp.ActiveReplica)
 		// The sequencer's last term begins at its last role change.
 		var since sim.Time
 		for _, o := range r.History() {
@@ -231,7 +231,7 @@ func (e *env) joinedEpoch(r *checker.Run) error {
 				exempt++
 				continue
 			}
-			a := f.State.(*rp.ActiveReplica)
+			a := unwrap(f.State).(*rp.ActiveReplica)
 			delivered := 0
 			for _, o := range r.History() {
 				if v, ok := o.Value.(rp.Exec); ok && o.Kind == rp.ObsDeliver && o.Node == m && own[v.Index] == v.ID && v.ID != "" {
@@ -440,7 +440,7 @@ func (e *env) final(r *checker.Run, g *group) (store, dup map[string]int64, appl
 		if !f.Up {
 			continue
 		}
-		switch s := f.State.(type) {
+		switch s := unwrap(f.State).(type) {
 		case *rp.Replica:
 			if s.S.Primary {
 				store, dup, applied, node = s.S.Store, s.S.Dup, s.S.Applied, n
@@ -509,7 +509,7 @@ func (e *env) backupsEqual(r *checker.Run) error {
 			}
 			var st, dt map[string]int64
 			var ap int64
-			switch s := f.State.(type) {
+			switch s := unwrap(f.State).(type) {
 			case *rp.Replica:
 				st, dt, ap = s.S.Store, s.S.Dup, s.S.Applied
 			case *rp.ActiveReplica:
@@ -656,9 +656,15 @@ func (e *env) failover(r *checker.Run) error {
 		}
 		// The window: more crashes of the group's replicas extend it; anything else
 		// within it exempts the failover.
+		// A passive replica left alone waits a renewal period and a period before it
+		// claims (§5.2.3, doc.go), and looks again each period meanwhile.
+		b := bound
+		if !g.active && len(slices.DeleteFunc(slices.Clone(g.members), func(m sim.NodeID) bool { return m == c.node || downAt(c.at)[m] })) == 1 {
+			b += e.lease/3 + 2*e.period
+		}
 		last, quiet := c.at, true // the group's last crash
 		for _, x := range faultsAt[k+1:] {
-			if x.at > last.Add(bound) {
+			if x.at > last.Add(b) {
 				break
 			}
 			if x.node == c.node && !x.crash {
@@ -672,7 +678,7 @@ func (e *env) failover(r *checker.Run) error {
 			}
 			last = x.at
 		}
-		end := last.Add(bound)
+		end := last.Add(b)
 		down := downAt(end)
 		regsUp := slices.ContainsFunc(e.d.regs, func(n sim.NodeID) bool { return !down[n] })
 		other := slices.ContainsFunc(g.members, func(m sim.NodeID) bool { return m != c.node && !down[m] })
@@ -683,7 +689,7 @@ func (e *env) failover(r *checker.Run) error {
 		checked++
 		i := slices.IndexFunc(roles, func(x role) bool { return x.at > c.at && x.primary && e.d.group[x.node] == g })
 		if i < 0 || roles[i].at > end {
-			return fmt.Errorf("%s: primary %s crashed at %v and no other replica took over by %v (%v after the group's last crash: a lease, 3 periods and round trips)", g.name, r.Final[c.node].Name, c.at, end, bound)
+			return fmt.Errorf("%s: primary %s crashed at %v and no other replica took over by %v (%v after the group's last crash: a lease, 3 periods and round trips, and a renewal period and 2 periods for one left alone)", g.name, r.Final[c.node].Name, c.at, end, b)
 		}
 		worst = max(worst, roles[i].at.Sub(last))
 	}
@@ -972,7 +978,7 @@ func (e *env) idsKept(r *checker.Run) error {
 		for _, m := range g.members {
 			f := r.Final[m]
 			var id rp.RegID
-			switch s := f.State.(type) {
+			switch s := unwrap(f.State).(type) {
 			case *rp.Replica:
 				id = s.S.ID
 			case *rp.ActiveReplica:

@@ -128,7 +128,7 @@ var kinds = []kind{
 				best := sim.NodeID(-1)
 				var hi rp.RegID
 				for _, n := range g.members {
-					if a, ok := k.NodeState(n).(*rp.ActiveReplica); ok && k.Up(n) && !a.S.IsSeq && (best < 0 || hi.Less(a.S.ID)) {
+					if a, ok := unwrap(k.NodeState(n)).(*rp.ActiveReplica); ok && k.Up(n) && !a.S.IsSeq && (best < 0 || hi.Less(a.S.ID)) {
 						best, hi = n, a.S.ID
 					}
 				}
@@ -152,7 +152,7 @@ var kinds = []kind{
 				if taking < 0 {
 					var low rp.RegID
 					for _, n := range g.members {
-						if a, ok := k.NodeState(n).(*rp.ActiveReplica); ok && k.Up(n) && (taking < 0 || a.S.ID.Less(low)) {
+						if a, ok := unwrap(k.NodeState(n)).(*rp.ActiveReplica); ok && k.Up(n) && (taking < 0 || a.S.ID.Less(low)) {
 							taking, low = n, a.S.ID
 						}
 					}
@@ -231,7 +231,7 @@ var kinds = []kind{
 				best := sim.NodeID(-1)
 				var lo rp.RegID
 				for _, n := range g.members {
-					if s, ok := k.NodeState(n).(*rp.Replica); ok && k.Up(n) && !s.S.Primary && (best < 0 || s.S.ID.Less(lo)) {
+					if s, ok := unwrap(k.NodeState(n)).(*rp.Replica); ok && k.Up(n) && !s.S.Primary && (best < 0 || s.S.ID.Less(lo)) {
 						best, lo = n, s.S.ID
 					}
 				}
@@ -371,7 +371,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		notes = append(notes, sh.notes...)
 	}
 	d := newDeployment(period, lease, pol)
-	d.notify = notify
+	d.notify, d.bug = notify, p.String("bug")
 	for i := 1; i <= ng; i++ {
 		d.registry(fmt.Sprintf("r%d", i))
 	}

@@ -13,21 +13,22 @@ import (
 
 // The default swarm (replication/swarm): every setting drawn from the seed, within the
 // thesis' fault model (crash faults, reliable links). A third of the seeds run a
-// workflow (RP-4: transitions between passive groups, tasks calling a passive and an
-// active component); the rest a key-value group, passive or active. Faults: crashes of
-// a minority of each group at a time (transient or for good), some of them
-// crash-sends in passive groups (the agreement stage, §3.6.1: the primary dies while
-// it sends the update, some backups have it and some do not), a registry or all of
-// them crashing and restarting empty (§5.4.1), a client crashing and resuming its
-// request (§3.6.1: the front end re-sends with the same ID), and in some seeds the
-// primary crash-sending at the very step in which it executes a client's request.
+// workflow (RP-4: transitions between passive groups, tasks calling a passive monitor
+// and a worklist, active or passive); the rest a key-value group, passive or active.
+// Faults: crashes of a minority of each group at a time (transient or for good; one of
+// a group of two, for good), some of them crash-sends in passive groups (the agreement
+// stage, §3.6.1: the primary dies while it sends the update, some backups have it and
+// some do not), a registry or all of them crashing and restarting empty (§5.4.1), a
+// client crashing and resuming its request (§3.6.1: the front end re-sends with the
+// same ID), and in some seeds the primary crash-sending at the very step in which it
+// executes a client's request.
 //
 // Crash-sends hit passive groups only: RP-3 assumes a totally ordered, reliable
 // multicast (§3.6.2: "uniform agreement"), and the sequencer's step is that multicast
 // (doc.go); a crash cutting it short is outside what active replication assumes.
 var swarmKind = kind{
 	name: "swarm", suite: true, plan: swarmPlan, trig: swarmTriggers,
-	help: "drawn from the seed: a third of the seeds a workflow (RP-4: manager → S1 → S2 → manager, tasks calling a passive monitor and an active worklist, 3 replicas a group), the rest a key-value group (passive or active, 2-5 replicas, 1-3 clients, half with a think time); 1-3 registries, polling or notification, a quarter of the seeds re-sending below a round trip; crashes of a minority of each group at a time (some for good, some crash-sends cutting a passive replica's sends short: the agreement stage), a registry or all of them crashing and restarting empty, a client crashing, and a passive primary crash-sending as it executes a request (the thesis' fault model: crash faults, reliable links)",
+	help: "drawn from the seed: a third of the seeds a workflow (RP-4: manager → S1 → S2 → manager, tasks calling a passive monitor and a worklist, active or passive, 3 replicas a group), the rest a key-value group (passive or active, 2-5 replicas, 1-3 clients, half with a think time); 1-3 registries, polling or notification, a quarter of the seeds re-sending below a round trip; crashes of a minority of each group at a time (some for good, some crash-sends cutting a passive replica's sends short: the agreement stage), a registry or all of them crashing and restarting empty, a client crashing, and a passive primary crash-sending as it executes a request (the thesis' fault model: crash faults, reliable links)",
 }
 
 // kvShape is a key-value deployment drawn by the swarm.
@@ -99,6 +100,12 @@ func groupCrashes(seed uint64, salt string, g *group, horizon time.Duration) (fa
 	l := faults.DefaultParams(horizon)
 	l.Partitions, l.Spikes = 0, 0
 	l.Crashes, l.Permanent, l.MaxDown = 4, 1, (len(g.names)-1)/2
+	if len(g.names) == 2 {
+		// N+1 replicas survive N crashes (§3.6.1): one of two goes for good, and the
+		// other carries on alone (a transient crash could take the one up to date
+		// down while the other catches up)
+		l.Crashes, l.MaxDown = 0, 1
+	}
 	l.MeanDown = 600 * time.Millisecond
 	l.Start = 200 * time.Millisecond
 	if !g.active {
@@ -218,14 +225,16 @@ func (d *deployment) restartAfter(ev faults.Event) sim.Time {
 
 // swarmFlow is the workflow of the swarm's workflow seeds: a manager creating
 // instances, two task schedulers, and back (RP-4: three transitions between passive
-// groups); S1's task logs to a passive monitor, S2's puts the instance on an actively
-// replicated worklist.
-var swarmFlow = &rp.Flow{Route: []rp.Hop{
-	{Group: "manager", Task: "create"},
-	{Group: "S1", Task: "S1", Calls: []rp.Target{{Group: "monitor"}}},
-	{Group: "S2", Task: "S2", Calls: []rp.Target{{Group: "worklist", Active: true}}},
-	{Group: "manager", Task: "complete"},
-}}
+// groups); S1's task logs to a passive monitor, S2's puts the instance on the
+// worklist, actively replicated or not.
+func swarmFlow(active bool) *rp.Flow {
+	return &rp.Flow{Route: []rp.Hop{
+		{Group: "manager", Task: "create"},
+		{Group: "S1", Task: "S1", Calls: []rp.Target{{Group: "monitor"}}},
+		{Group: "S2", Task: "S2", Calls: []rp.Target{{Group: "worklist", Active: active}}},
+		{Group: "manager", Task: "complete"},
+	}}
+}
 
 // flowSwarm builds a workflow seed of the swarm: 1-2 registries, every group of 3
 // replicas, 3-8 instances created 150-400 ms apart, each group's crashes drawn on its
@@ -246,15 +255,17 @@ func flowSwarm(b *scenarios.Build) (*scenarios.Setup, error) {
 	r := sim.Stream(b.Seed, "rp-swarm-flow")
 	ng, ni := int(r.Int64Range(1, 2)), int(r.Int64Range(3, 8))
 	every := time.Duration(r.Int64Range(int64(150*time.Millisecond), int64(400*time.Millisecond)))
-	notes := []string{fmt.Sprintf("workflow manager → S1 → S2 → manager, %d instances every %v, %d registries", ni, every, ng)}
+	active := r.Float64() < 0.5
+	mode := map[bool]string{false: "passive", true: "active"}[active]
+	notes := []string{fmt.Sprintf("workflow manager → S1 → S2 → manager, %d instances every %v, %d registries, a %s worklist", ni, every, ng, mode)}
 	notify, retry := drawKnobs(b.Seed, p, &notes)
 	d := newDeployment(period, lease, pol)
-	d.notify, d.flow = notify, swarmFlow
+	d.notify, d.flow, d.bug = notify, swarmFlow(active), p.String("bug")
 	for i := 1; i <= ng; i++ {
 		d.registry(fmt.Sprintf("r%d", i))
 	}
 	for _, g := range []string{"manager", "S1", "S2", "monitor", "worklist"} {
-		d.replicas(g, g == "worklist", g+"1", g+"2", g+"3")
+		d.replicas(g, g == "worklist" && active, g+"1", g+"2", g+"3")
 	}
 	flowClients(b, d, ni, every, retry)
 	horizon := min(3*time.Second, time.Duration(ni)*every+time.Second)
