@@ -35,7 +35,11 @@
 //     thesis' registry assigns it; either way it is random and reused), and keeps it
 //     in stable storage.
 //   - Registries keep registrations in volatile memory: a restarted registry is
-//     refilled by the renewals (every third of a lease). A replica subscribes to
+//     refilled by the renewals (every third of a lease), and stays cold for a lease
+//     meanwhile: it answers no lookup and notifies nobody, then notifies every group.
+//     Answering from its partial lists made a replica back from a crash take itself
+//     for the minimum ID (the default swarm, with the only registry or every one
+//     crashing: two sequencers, RP-3; two primaries, RP-2). A replica subscribes to
 //     membership events (Options.Notify, the thesis' future work); without it the
 //     primary polls the registries every period.
 //   - A primary answers a client only after every backup the registries list has
@@ -49,14 +53,19 @@
 //     registries dropped it, was otherwise waited for forever (the default swarm with
 //     crash-sends found it).
 //   - Terms (the thesis has none): a replica taking over starts the term after the
-//     freshest state's it gathered; every state carries the term of its history, a
-//     done its primary's term. Of two states the later term is the fresher, then the
-//     longer; a backup applies only dones of its own term and installs the primary's
-//     state on the first of a later term; dones of an older term are fenced off. A
-//     primary that ran a request and crashed before its done left (the agreement
-//     stage of §3.6.1 cut short) comes back holding it at an index the next primary
-//     filled with another: the same length, another history (the swarm found it:
-//     backups unequal, their duplicate tables compared).
+//     freshest state's it gathered, named by its count and the claimer's ID (two
+//     replicas taking over at once start two terms); every state carries the term of
+//     its history, a done its primary's. Of two states the later term is the
+//     fresher, then the longer (a claim keeps the freshest); a backup applies only
+//     dones of its own term, and installs the state of the primary it follows when
+//     that one's term is another (the primary it follows is the authority, even of an
+//     older term: the one that stayed after verify_primary). A primary that ran a
+//     request and crashed before its done left (the agreement stage of §3.6.1 cut
+//     short) comes back holding it at an index the next primary filled with another:
+//     the same length, another history (the default swarm found it: backups unequal,
+//     their duplicate tables compared). Two primaries of one moment whose backups
+//     acknowledged each its own requests (§5.4.2 resolves them by ID, not by
+//     history) can still lose the loser's: the swarm has not found it since.
 //   - Election: the thesis' minimum-ID rule alone elected a replica just back from a
 //     crash, without the last acknowledged requests (a sweep found it: swarm seed 174
 //     lost an acknowledged request). The elected replica first gathers the state of

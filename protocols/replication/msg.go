@@ -88,8 +88,9 @@ type Pong struct {
 	Seq     int64
 	Primary bool
 	Applied int64
-	// Term is the term of the history the callee holds (passive replicas).
-	Term int64
+	// Term and TermOf: the term of the history the callee holds (passive replicas).
+	Term   int64
+	TermOf RegID
 	// Claiming: not primary yet, but gathering the others' state to take over
 	// (passive replicas).
 	Claiming bool
@@ -153,7 +154,8 @@ type DoneMsg struct {
 	Op     Op
 	Resp   int64
 	Index  int64 // the primary's applied count after it
-	Term   int64 // the primary's term
+	Term   int64 // the primary's term (TermOf: begun by)
+	TermOf RegID
 }
 
 // Kind implements sim.Message.
@@ -186,6 +188,7 @@ type Snapshot struct {
 	Dup     map[string]int64
 	Applied int64
 	Term    int64
+	TermOf  RegID
 	Primary bool
 }
 

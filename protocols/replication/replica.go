@@ -199,9 +199,11 @@ type state struct {
 	Dup     map[string]int64 // request key → response (the duplicate check)
 	Applied int64
 	// Term numbers the primaries' terms: a replica taking over starts the term after
-	// the freshest state's it gathered; a backup's Term is that of the history it
-	// holds (stable, in "state").
-	Term int64
+	// the freshest state's it gathered (TermOf: its ID, so that two replicas taking
+	// over at once begin two terms); a backup's Term is that of the history it holds
+	// (stable, in "state").
+	Term   int64
+	TermOf RegID
 	// Pending holds the Updates seen without their Done (a new primary resumes them).
 	Pending map[string]Update
 
@@ -274,7 +276,7 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1, AloneSince: -1}
 		r.S.ID = loadID(in, out)
 		if s, ok := sim.Load[Snapshot](in.Stable, "state"); ok {
-			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term = s.Store, s.Dup, s.Applied, s.Term
+			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term, r.S.TermOf = s.Store, s.Dup, s.Applied, s.Term, s.TermOf
 		}
 		// RP-2: every replica registers as a backup first (§5.2.1).
 		out.Cover(ruleBackupFirst)
@@ -322,7 +324,7 @@ func (r *Replica) tick() {
 			if cur.Stale {
 				r.out.Cover(ruleDoneAgain)
 				for _, b := range cur.Waiting {
-					r.out.Send(b, DoneMsg{ID: cur.Req.ID, Client: cur.Req.Client, Seq: cur.Req.Seq, Op: cur.Req.Op, Resp: cur.Resp, Index: cur.Index, Term: r.S.Term})
+					r.out.Send(b, DoneMsg{ID: cur.Req.ID, Client: cur.Req.Client, Seq: cur.Req.Seq, Op: cur.Req.Op, Resp: cur.Resp, Index: cur.Index, Term: r.S.Term, TermOf: r.S.TermOf})
 				}
 			}
 			cur.Stale = true
@@ -433,7 +435,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		r.S.Purpose = "verify"
 		r.decide()
 	case Ping:
-		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Term: r.S.Term, Claiming: r.S.Claiming})
+		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf, Claiming: r.S.Claiming})
 	case Pong:
 		if m.Seq == r.S.PingSeq {
 			r.S.Awaiting = false
@@ -449,7 +451,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 					r.S.PrimaryNode = -1
 				}
 				r.lookup("failure")
-			} else if r.fresher(m.Term, m.Applied) {
+			} else if !r.sameTerm(m.Term, m.TermOf) || m.Applied > r.S.Applied {
 				r.out.Cover(rulePongBehind)
 				r.out.Send(from, SyncReq{})
 			}
@@ -491,9 +493,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		}
 		r.out.Send(from, r.snapshot())
 	case Snapshot:
-		if r.fresher(m.Term, m.Applied) && !r.S.Primary {
+		// The primary followed is the authority on the history (another term than
+		// the one held here: its state replaces this one); any other replica's state
+		// is installed when fresher (a claim gathering the freshest).
+		own := m.Primary && from == r.S.PrimaryNode && (!r.sameTerm(m.Term, m.TermOf) || m.Applied > r.S.Applied)
+		if (own || r.fresher(m.Term, m.Applied)) && !r.S.Primary {
 			r.out.Cover(ruleFresher)
-			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term = cloneMap(m.Store), cloneMap(m.Dup), m.Applied, m.Term
+			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term, r.S.TermOf = cloneMap(m.Store), cloneMap(m.Dup), m.Applied, m.Term, m.TermOf
 			r.save()
 		}
 		if r.S.Claiming && m.Primary {
@@ -643,7 +649,7 @@ func (r *Replica) claimed() {
 	// A new term begins: the backups install its state (Term and all) before they
 	// apply its dones (a backup holding a request the last primary ran alone, in an
 	// older term, must not keep it at the index this term fills).
-	r.S.Term++
+	r.S.Term, r.S.TermOf = r.S.Term+1, r.S.ID
 	r.save()
 	r.become(true, "minimum registration ID, no primary registered")
 	if r.S.Primary && r.S.Applied > 0 {
@@ -655,6 +661,9 @@ func (r *Replica) claimed() {
 	}
 }
 
+// sameTerm reports whether a history of term (term, of) is of this replica's term.
+func (r *Replica) sameTerm(term int64, of RegID) bool { return term == r.S.Term && of == r.S.TermOf }
+
 // fresher reports whether a state of the given term and length is fresher than this
 // replica's: a later term, or as late and longer.
 func (r *Replica) fresher(term, applied int64) bool {
@@ -663,7 +672,7 @@ func (r *Replica) fresher(term, applied int64) bool {
 
 // snapshot is this replica's state, as sent.
 func (r *Replica) snapshot() Snapshot {
-	return Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term, Primary: r.S.Primary}
+	return Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf, Primary: r.S.Primary}
 }
 
 // become changes the replica's role and registers it so (§5.2.3 step 41).
@@ -763,7 +772,7 @@ func (r *Replica) next() {
 	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Backups: slices.Clone(r.S.Backups)})
 	r.task(m)
 	for _, b := range r.S.Backups {
-		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Term: r.S.Term})
+		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf})
 	}
 	r.S.Current = &inflight{Req: m, Resp: resp, Index: r.S.Applied, Waiting: slices.Clone(r.S.Backups)}
 	r.finish()
@@ -816,20 +825,21 @@ func (r *Replica) finish() {
 // applyDone: a backup applies the primary's result in order, or asks for the state
 // when it is behind.
 func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
-	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) || m.Term < r.S.Term {
+	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) {
 		r.out.Cover(ruleFence)
 		return // not from the primary this replica follows: fenced off
 	}
-	if m.Term > r.S.Term {
+	if !r.sameTerm(m.Term, m.TermOf) {
 		if r.S.Applied > 0 || m.Index != 1 {
-			// A done of a later term than the history held here: install the
+			// A done of another term than the history held here: install the
 			// primary's state first (its requests at the indexes this replica may
-			// hold others at).
+			// hold others at; the primary followed is the authority, its term
+			// older or not).
 			r.out.Cover(ruleNewTerm)
 			r.out.Send(from, SyncReq{})
 			return
 		}
-		r.S.Term = m.Term // nothing held yet: the term's first request is the first
+		r.S.Term, r.S.TermOf = m.Term, m.TermOf // nothing held yet: the term's first request is the first
 	}
 	k := m.ID
 	switch {
@@ -884,7 +894,7 @@ func (r *Replica) apply(op Op) int64 {
 }
 
 func (r *Replica) save() {
-	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term})
+	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf})
 }
 
 // Final returns a replica's store and whether it is primary (for the checkers at the

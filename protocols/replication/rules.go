@@ -15,6 +15,8 @@ var (
 	ruleRegExpire  = rules.Rule("RP-1 expire", "a registry drops a registration not renewed within its lease (failure detection) and notifies the group")
 	ruleRegNotify  = rules.Rule("RP-1 notify", "a registry sends a subscriber the group's registrations after a change (remote events)")
 	ruleRegLookup  = rules.Rule("RP-1 lookup", "a registry answers a lookup with the group's registrations")
+	ruleRegCold    = rules.Rule("RP-1 cold", "a registry back from a crash answers no lookup (nor notifies) for a lease: its lists fill with the renewals")
+	ruleRegWarm    = rules.Rule("RP-1 warm", "a lease after its restart a registry's lists are whole: it notifies every group")
 	ruleIDDrawn    = rules.Rule("RP-1 id drawn", "a replica's first start draws its 128-bit registration ID and keeps it in stable storage")
 	ruleIDReused   = rules.Rule("RP-1 id reused", "a replica back from a crash reuses the registration ID in its stable storage")
 	ruleRenewTimer = rules.Rule("RP-1 renewal", "a replica renews its registration with every registry every third of a lease")

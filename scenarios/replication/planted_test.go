@@ -177,19 +177,24 @@ func TestSwarmCatchesPlantedBugs(t *testing.T) {
 	}
 }
 
-// The portfolio catches the planted bugs the swarm cannot reach: a primary cut off from
-// its registrations (outside the thesis' model, the one way a registration lapses while
-// its primary lives) that does not step down, or steps down late; and a backup
-// applying another primary's dones.
+// The portfolio catches the planted bugs the swarm cannot reach — a primary cut off
+// from its registrations (outside the thesis' model, the one way a registration lapses
+// while its primary lives) that does not step down, or steps down late — and those it
+// reaches as well, exhaustively over a few ticks.
 func TestPortfolioCatchesPlantedBugs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: portfolio configurations with bugs planted")
 	}
 	for _, c := range []struct{ config, bug, prop string }{
-		{"cut", "no-stepdown", "RP-P2 single primary"},
+		{"cut", "no-stepdown", "RP-2 step down within a lease and a period"},
 		{"cut", "t-stepdown-late", "RP-2 step down within a lease and a period"},
 		{"passive", "ack-early", "RP-2 answered after it ran and its backups acknowledged"},
+		{"passive", "no-dup", "RP-P1 exactly once"},
 		{"passive", "t-no-fence", "RP-2 a backup holds nothing its primary lacks"},
+		{"passive", "t-ack-unapplied", "RP-2 a backup acknowledges only what it holds"},
+		{"passive", "t-alone-at-once", "RP-2 no claim alone before a renewal period"},
+		{"recovery", "t-id-redrawn", "RP-1 a replica keeps its registration ID"},
+		{"flow", "t-transition-on-receipt", "RP-2 answered after it ran and its backups acknowledged"},
 	} {
 		t.Run(c.config+"/"+c.bug, func(t *testing.T) {
 			if got := portfolioCatches(t, c.config, c.bug); got != c.prop {

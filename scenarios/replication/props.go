@@ -596,7 +596,8 @@ func (e *env) changes() []change {
 // registries drop it; so is the crashed primary if it restarts, registers again and
 // crashes again) and the crashed one's restart (a takeover by it counts too),
 // with a registry and another replica of the group up throughout, and the run
-// lasting the bound; the rest are counted as exempt. (The scenarios refuse a ping
+// lasting the bound; the rest are counted as exempt. A passive replica left alone
+// (one of two) waits a renewal period and a period more before it claims. (The scenarios refuse a ping
 // period under a round trip, for which the bound does not hold: checkPeriod.)
 func (e *env) failover(r *checker.Run) error {
 	bound := e.failoverBound()

@@ -189,7 +189,7 @@ var kinds = []kind{
 	// RP-1 and RP-2 §5.4.1: the registries are volatile and may all be down; while
 	// none is up no replica becomes primary (checked on every run), and the views they
 	// give while the renewals refill them differ.
-	{name: "registry-restart", help: "passive, five replicas, 1 or 2 registries (drawn from the seed): the primary crashes for good, and as a backup claims the role (§5.2.3) a replica it waits for crashes for good, and every registry crashes and restarts empty one to three periods later (times drawn from the seed): no replica may become primary while no registry is up (§5.4.1), and until the renewals refill them the registries list only some of the group, so the replicas' views differ while the claim goes on; the clients pause 100ms between calls, so requests race the failover", suite: true, plan: noFaults, think: 100 * time.Millisecond,
+	{name: "registry-restart", help: "passive, five replicas, 1 or 2 registries (drawn from the seed): the primary crashes for good, and as a backup claims the role (§5.2.3) a replica it waits for crashes for good, and every registry crashes and restarts empty one to three periods later (times drawn from the seed): no replica may become primary while no registry is up (§5.4.1), and the registries stay cold (answer no lookup) for a lease while the renewals refill them; the clients pause 100ms between calls, so requests race the failover", suite: true, plan: noFaults, think: 100 * time.Millisecond,
 		trig: func(seed uint64, d *deployment) []*trigger {
 			r := sim.Stream(seed, "rp-registry-restart")
 			t0 := 700*time.Millisecond + time.Duration(r.Int64Range(0, int64(500*time.Millisecond)))

@@ -124,19 +124,16 @@ func groupCrashes(seed uint64, salt string, g *group, horizon time.Duration) (fa
 // crashes and restarts empty 100-700 ms later (a tenth: every registry at once, so no
 // replica may become primary meanwhile, §5.4.1, and a primary whose registration
 // lapses steps down), and three in ten a client crashes for 20-400 ms and resumes its
-// pending request. With an actively replicated group, a minority of the registries
-// at a time: RP-3's view change acts on the registries' merged lists (doc.go), which
-// lack live replicas while every registry refills after a crash.
+// pending request.
 func outerCrashes(seed uint64, d *deployment, horizon time.Duration) []faults.Event {
 	var evs []faults.Event
 	r := sim.Stream(seed, "registry-crash")
 	x := r.Float64()
-	active := slices.ContainsFunc(d.groups, func(g *group) bool { return g.active })
-	if x < 0.5 && (!active || len(d.regNames) >= 2) {
+	if x < 0.5 {
 		at := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(horizon-time.Second)))
 		down := time.Duration(r.Int64Range(int64(100*time.Millisecond), int64(700*time.Millisecond)))
 		regs := []string{d.regNames[int(r.Int64Range(0, int64(len(d.regNames)-1)))]}
-		if x < 0.1 && !active {
+		if x < 0.1 {
 			regs = d.regNames
 		}
 		for _, reg := range regs {
