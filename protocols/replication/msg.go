@@ -173,8 +173,9 @@ type BackupAck struct {
 // Kind implements sim.Message.
 func (BackupAck) Kind() string { return "ACK" }
 
-// SyncReq asks the primary for its state (a backup that is behind).
-type SyncReq struct{}
+// SyncReq asks the primary for its state (a backup that is behind), or a replica for
+// its state (a claimer; Claimer is its registration ID, zero otherwise).
+type SyncReq struct{ Claimer RegID }
 
 // Kind implements sim.Message.
 func (SyncReq) Kind() string { return "SYNC" }

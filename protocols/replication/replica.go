@@ -368,7 +368,7 @@ func (r *Replica) tick() {
 		}
 		r.out.Cover(ruleClaimRetry)
 		for _, n := range r.S.Claim {
-			r.out.Send(n, SyncReq{})
+			r.out.Send(n, SyncReq{Claimer: r.S.ID})
 		}
 		r.lookup("claim")
 	case r.S.PrimaryNode < 0:
@@ -476,6 +476,15 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.out.Cover(ruleSyncPrimary)
 			r.out.Send(from, r.snapshot())
 			return
+		}
+		if r.S.Claiming && m.Claimer != (RegID{}) && m.Claimer.Less(r.S.ID) {
+			// RP-2 §5.2.3 ("the one with minimum registration ID will be elected"):
+			// two replicas claimed at once from lookups listing different replicas (a
+			// replica back from a crash registered between them); the one with the
+			// larger ID yields (swarm seed 10130: both took over and ran the same
+			// workflow step).
+			r.out.Cover(ruleClaimYield)
+			r.S.Claiming, r.S.Claim = false, nil
 		}
 		if from != r.S.PrimaryNode {
 			// A replica claiming the primary role asks for the state: from now on
@@ -626,7 +635,7 @@ func (r *Replica) decide() {
 		for _, g := range regs {
 			if g.Node != r.me {
 				r.S.Claim = append(r.S.Claim, g.Node)
-				r.out.Send(g.Node, SyncReq{})
+				r.out.Send(g.Node, SyncReq{Claimer: r.S.ID})
 			}
 		}
 		if len(r.S.Claim) == 0 {

@@ -41,6 +41,7 @@ var (
 	ruleClaimDrop    = rules.Rule("RP-2 §5.2.3 claim drops gone", "a claim stops waiting for a replica the registries no longer list")
 	ruleClaimed      = rules.Rule("RP-2 §5.2.3 take over", "every replica asked answered (or is gone): the claimer becomes primary and registers so")
 	ruleFollowClaim  = rules.Rule("RP-2 §5.2.3 follow the claimer", "a backup asked for its state by a claimer follows it and forgets its unanswered ping")
+	ruleClaimYield   = rules.Rule("RP-2 §5.2.3 claimer yields", "a claimer asked for its state by a claimer with a smaller ID stops claiming and follows it")
 	ruleClaimAdopt   = rules.Rule("RP-2 §5.2.3 claimer adopts", "a claimer asked a replica that is primary: it follows it instead")
 	ruleFresher      = rules.Rule("RP-2 §5.2.3 fresher state", "a backup or claimer installs a state fresher than its own")
 	ruleSyncPrimary  = rules.Rule("RP-2 state transfer", "the primary sends its state to a replica that asks (behind, or claiming)")

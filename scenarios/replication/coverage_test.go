@@ -51,7 +51,7 @@ func TestCoverage(t *testing.T) {
 
 // rareInShortSwarm are the rules the first 200 swarm seeds may miss (the full swarm and
 // the portfolio reach them).
-var rareInShortSwarm = []string{"RP-2 fence", "RP-2 §5.1.4 resume", "RP-3 fence", "RP-2 §5.2.3 claimer adopts", "RP-2 §5.4.1 none found", "RP-2 §3.6.1 already applied", "RP-4 call dropped", "RP-2 §5.3.3 refused again", "RP-2 step down", "RP-2 §5.2.3 alone: claim"}
+var rareInShortSwarm = []string{"RP-2 fence", "RP-2 §5.1.4 resume", "RP-3 fence", "RP-2 §5.2.3 claimer adopts", "RP-2 §5.4.1 none found", "RP-2 §3.6.1 already applied", "RP-4 call dropped", "RP-2 §5.3.3 refused again", "RP-2 step down", "RP-2 §5.2.3 alone: claim", "RP-2 §5.2.4 two primaries", "RP-2 §5.2.3 claimer yields"}
 
 func coverageShort(t *testing.T) {
 	rep, err := coverage.Protocol("replication", coverage.Options{Seeds: 200, NoModel: true})

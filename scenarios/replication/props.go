@@ -1055,8 +1055,9 @@ func acksHeld(r *checker.Run) error {
 // and it answers a request it ran itself in its current term only once every backup
 // it waited for (rp.Exec.Backups) acknowledged holding it (an rp.Ack to it with the
 // request's index or more) — a re-send answered while the request is in progress
-// breaks it. A backup that crashed meanwhile is exempt (the registries drop it and
-// the primary stops waiting), and so is every backup when a registry crashed or came
+// breaks it. A backup down at some instant from a lease and a period before the run to
+// the answer is exempt (the registries drop it, or have not listed it again yet, and
+// the primary stops waiting: swarm seed 6001), and so is every backup when a registry crashed or came
 // back within a lease and a period before the answer (a registry back from a crash
 // lists only the replicas that renewed since: the primary stops waiting for those it
 // no longer finds) or another kind of fault happened meanwhile (outside the model).
@@ -1099,7 +1100,8 @@ func (e *env) answeredAfterAcks(r *checker.Run) error {
 				if acked[[2]sim.NodeID{o.Node, b}] >= x.index {
 					continue
 				}
-				if e.downIn(b, x.at, o.Time) || noisy(x.at.Add(-e.lease-e.period), o.Time) {
+				// down since a lease before the run: the registries may not list it
+				if e.downIn(b, x.at.Add(-e.lease-e.period), o.Time) || noisy(x.at.Add(-e.lease-e.period), o.Time) {
 					exempt++
 					continue
 				}
