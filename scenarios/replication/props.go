@@ -55,6 +55,36 @@ func (e *env) crashedIn(n sim.NodeID, from, to sim.Time) bool {
 	return slices.ContainsFunc(e.moves, func(c change) bool { return c.node == n && c.crash && c.at >= from && c.at <= to })
 }
 
+// otherIn reports whether a fault other than a crash or restart (a partition or cut
+// until its heal, a delay until its messages arrive, a clock skew from then on) was on
+// at some instant of [from, to].
+func (e *env) otherIn(from, to sim.Time) bool {
+	evs := e.plan.Events
+	for i, ev := range evs {
+		if ev.IsCrash() || ev.Kind == "restart" || ev.Kind == "heal" || ev.Kind == "restore" {
+			continue
+		}
+		start, end := sim.Time(ev.At), sim.Time(1<<62)
+		switch ev.Kind {
+		case "spike", "burst":
+			end = sim.Time(ev.At + ev.For + ev.Extra)
+		case "partition", "cut":
+			for _, x := range evs[i+1:] {
+				if x.Kind == "heal" || x.Kind == "restore" && x.From == ev.From && x.To == ev.To {
+					end = sim.Time(x.At)
+					break
+				}
+			}
+		}
+		if start <= to && end >= from {
+			return true
+		}
+	}
+	return slices.ContainsFunc(e.trig, func(t *trigger) bool {
+		return len(t.slowed) > 0 && t.firedAt <= to && t.firedAt.Add(t.slow.extra+t.slow.span) >= from
+	})
+}
+
 // downIn reports whether node n was down at some instant of [from, to].
 func (e *env) downIn(n sim.NodeID, from, to sim.Time) bool {
 	down := false
@@ -577,6 +607,10 @@ func (e *env) changes() []change {
 	for _, ev := range e.plan.Events {
 		if !ev.IsCrash() && ev.Kind != "restart" {
 			cs = append(cs, change{sim.Time(ev.At), -1, false})
+			if ev.Kind == "spike" {
+				// a delay lasts: its messages arrive until its end
+				cs = append(cs, change{sim.Time(ev.At + ev.For + ev.Extra), -1, false})
+			}
 		}
 	}
 	for _, t := range e.trig {
@@ -680,6 +714,9 @@ func (e *env) failover(r *checker.Run) error {
 			last = x.at
 		}
 		end := last.Add(b)
+		if e.otherIn(c.at, end) {
+			quiet = false
+		}
 		down := downAt(end)
 		regsUp := slices.ContainsFunc(e.d.regs, func(n sim.NodeID) bool { return !down[n] })
 		other := slices.ContainsFunc(g.members, func(m sim.NodeID) bool { return m != c.node && !down[m] })
@@ -1101,7 +1138,7 @@ func (e *env) answeredAfterAcks(r *checker.Run) error {
 					continue
 				}
 				// down since a lease before the run: the registries may not list it
-				if e.downIn(b, x.at.Add(-e.lease-e.period), o.Time) || noisy(x.at.Add(-e.lease-e.period), o.Time) {
+				if e.downIn(b, x.at.Add(-e.lease-e.period), o.Time) || noisy(x.at.Add(-e.lease-e.period), o.Time) || e.otherIn(x.at, o.Time) {
 					exempt++
 					continue
 				}

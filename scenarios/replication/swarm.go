@@ -89,8 +89,37 @@ func swarmPlan(b *scenarios.Build, d *deployment) (faults.Plan, error) {
 		return p, err
 	}
 	p.Events = append(p.Events, outerCrashes(b.Seed, d, 3*time.Second)...)
+	p.Events = append(p.Events, cutOff(b.Seed, d, g)...)
 	slices.SortStableFunc(p.Events, func(a, b faults.Event) int { return int(a.At - b.At) })
 	return p, nil
+}
+
+// cutOff: in a sixth of the passive seeds, outside the thesis' model but within what
+// the protocol claims (doc.go: a primary cut off steps down within a lease, and the
+// terms fence off what it ran alone), a replica of the group is cut off from the
+// registries and the other replicas for one to two leases, its clients staying with
+// it, or (half of those) paused as long: every message to and from it held back, so
+// that it acts, when it resumes, on a lease it no longer holds — and verify_primary
+// (§5.2.4) meets two registered primaries. Drawn from a stream of its own (the other
+// draws do not move).
+func cutOff(seed uint64, d *deployment, g *group) []faults.Event {
+	r := sim.Stream(seed, "rp-swarm-cut")
+	if g.active || r.Float64() >= 1.0/6 {
+		return nil
+	}
+	n := g.names[r.IntN(len(g.names))]
+	at := faults.Duration(300*time.Millisecond + time.Duration(r.Int64Range(0, int64(1500*time.Millisecond))))
+	span := faults.Duration(d.lease + time.Duration(r.Int64Range(0, int64(d.lease))))
+	if r.Float64() < 0.5 {
+		return []faults.Event{
+			{At: at, Kind: "spike", From: n, To: "*", Extra: span, For: span},
+			{At: at, Kind: "spike", From: "*", To: n, Extra: span, For: span},
+		}
+	}
+	return []faults.Event{
+		{At: at, Kind: "partition", Groups: [][]string{append([]string{n}, clientNames(d)...)}},
+		{At: at + span, Kind: "heal"},
+	}
 }
 
 // groupCrashes draws the crashes of one group's replicas over [200ms, horizon]: up to
