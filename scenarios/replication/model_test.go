@@ -29,12 +29,11 @@ func TestModelRegistriesPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(m.Portfolio, func(c model.Config) bool { return c.Name == cheapest })
-	const distinct = 47288
-	workers := []int{1, 2}
 	if testing.Short() {
-		workers = workers[:1]
+		t.Skip("-short: TestCoverage checks the configuration once")
 	}
-	for _, w := range workers {
+	const distinct = 47288
+	for _, w := range []int{1, 2} {
 		res := checkModel(t, m.Portfolio[i].Params, model.Options{Workers: w, MaxStates: scenariotest.Bound(distinct)})
 		if res.Outcome != model.Complete || res.Violation != nil {
 			t.Fatalf("%d workers: outcome %v, violation %v", w, res.Outcome, res.Violation)
@@ -61,11 +60,10 @@ func TestModelWalks(t *testing.T) {
 		{"mode": "active", "replicas": "3", "restart": "true", "requests": "2", "ticks": "12"},
 		{"mode": "flow", "restart": "true", "midsend": "true", "ticks": "12"},
 	} {
-		walks := 300
 		if testing.Short() {
-			walks = 30
+			t.Skip("-short: no random walks")
 		}
-		res := checkModel(t, ps, model.Options{Strategy: model.Random, Walks: walks, Seed: 1, MaxDepth: 600})
+		res := checkModel(t, ps, model.Options{Strategy: model.Random, Walks: 300, Seed: 1, MaxDepth: 600})
 		if res.Violation != nil {
 			t.Fatalf("%v: violation: %v", ps, res.Violation.Name)
 		}
