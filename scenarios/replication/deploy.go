@@ -7,6 +7,7 @@ import (
 
 	"github.com/simrun-dev/simrun/faults"
 	rp "github.com/simrun-dev/simrun/protocols/replication"
+	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -50,6 +51,26 @@ type client struct {
 
 func newDeployment(period, lease time.Duration, pol *rp.Policy) *deployment {
 	return &deployment{period: period, lease: lease, policy: pol, notify: true, group: map[sim.NodeID]*group{}}
+}
+
+// deploymentFor returns a scenario's deployment once what every replication scenario
+// reads is checked: the parameters read so far, the ping period against a round trip
+// (checkPeriod) and the planted bug (-p bug).
+func deploymentFor(p *scenarios.Params, period, lease time.Duration) (*deployment, error) {
+	bug := p.String("bug")
+	pol, err := Policy(bug)
+	if err != nil {
+		return nil, err
+	}
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	if err := checkPeriod(period); err != nil {
+		return nil, err
+	}
+	d := newDeployment(period, lease, pol)
+	d.bug = bug
+	return d, nil
 }
 
 func (d *deployment) registry(name string) {

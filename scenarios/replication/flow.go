@@ -126,18 +126,11 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	ni, nr := p.IntRange("instances", 1, 200), p.IntRange("replicas", 1, 5)
 	every := p.PositiveDuration("every")
 	period, lease, retry, bound := p.PositiveDuration("period"), p.PositiveDuration("lease"), p.PositiveDuration("retry"), p.PositiveDuration("bound")
-	pol, err := Policy(p.String("bug"))
+	d, err := deploymentFor(p, period, lease)
 	if err != nil {
 		return nil, err
 	}
-	if p.Err() != nil {
-		return nil, p.Err()
-	}
-	if err := checkPeriod(period); err != nil {
-		return nil, err
-	}
-	d := newDeployment(period, lease, pol)
-	d.flow, d.bug = simpleFlow, p.String("bug")
+	d.flow = simpleFlow
 	if k.table61 {
 		// Table 6.1 (the worklist server has three replicas, everything else two; the
 		// ORBWork servers on greensboro and fargo host the task schedulers).

@@ -327,14 +327,8 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	period, lease, retry, bound := p.PositiveDuration("period"), p.PositiveDuration("lease"), p.PositiveDuration("retry"), p.PositiveDuration("bound")
 	mode := p.String("mode")
 	notify := p.Bool("notify")
-	pol, err := Policy(p.String("bug"))
+	d, err := deploymentFor(p, period, lease)
 	if err != nil {
-		return nil, err
-	}
-	if p.Err() != nil {
-		return nil, p.Err()
-	}
-	if err := checkPeriod(period); err != nil {
 		return nil, err
 	}
 	if mode != "passive" && mode != "active" {
@@ -370,8 +364,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		active, nr, ng, nc, think, notify, retry = sh.active, sh.replicas, sh.registries, sh.clients, sh.think, sh.notify, sh.retry
 		notes = append(notes, sh.notes...)
 	}
-	d := newDeployment(period, lease, pol)
-	d.notify, d.bug = notify, p.String("bug")
+	d.notify = notify
 	for i := 1; i <= ng; i++ {
 		d.registry(fmt.Sprintf("r%d", i))
 	}

@@ -268,14 +268,8 @@ func swarmFlow(active bool) *rp.Flow {
 func flowSwarm(b *scenarios.Build) (*scenarios.Setup, error) {
 	p := b.Params
 	period, lease, bound := p.PositiveDuration("period"), p.PositiveDuration("lease"), 6*time.Second
-	pol, err := Policy(p.String("bug"))
+	d, err := deploymentFor(p, period, lease)
 	if err != nil {
-		return nil, err
-	}
-	if p.Err() != nil {
-		return nil, p.Err()
-	}
-	if err := checkPeriod(period); err != nil {
 		return nil, err
 	}
 	r := sim.Stream(b.Seed, "rp-swarm-flow")
@@ -285,8 +279,7 @@ func flowSwarm(b *scenarios.Build) (*scenarios.Setup, error) {
 	mode := map[bool]string{false: "passive", true: "active"}[active]
 	notes := []string{fmt.Sprintf("workflow manager → S1 → S2 → manager, %d instances every %v, %d registries, a %s worklist", ni, every, ng, mode)}
 	notify, retry := drawKnobs(b.Seed, p, &notes)
-	d := newDeployment(period, lease, pol)
-	d.notify, d.flow, d.bug = notify, swarmFlow(active), p.String("bug")
+	d.notify, d.flow = notify, swarmFlow(active)
 	for i := 1; i <= ng; i++ {
 		d.registry(fmt.Sprintf("r%d", i))
 	}
