@@ -85,6 +85,9 @@ func (a *ActiveReplica) Handle(in sim.Input, out *sim.Outbox) {
 		a.S = astate{Store: map[string]int64{}, Dup: map[string]int64{}, Seqr: -1}
 		a.S.ID = loadID(in, out)
 		if st, ok := sim.Load[astable](in.Stable, "order"); ok {
+			if len(st.Log) > 0 {
+				out.Cover(ruleReplay)
+			}
 			a.S.Epoch = st.Epoch
 			for _, r := range st.Log {
 				a.execute(r)
@@ -100,6 +103,7 @@ func (a *ActiveReplica) Handle(in sim.Input, out *sim.Outbox) {
 			a.tick()
 			out.SetTimer("ping", a.O.Period)
 		case "renew":
+			out.Cover(ruleRenewTimer)
 			a.register()
 			out.SetTimer("renew", a.O.Lease/3)
 		}
@@ -117,6 +121,7 @@ func (a *ActiveReplica) register() {
 func (a *ActiveReplica) lookup() {
 	a.S.LookupSeq++
 	a.S.Answers, a.S.Found = 0, nil
+	a.out.Observe(ObsLookup, Looked{Group: a.O.Group, Purpose: "membership", ID: a.S.ID})
 	for _, g := range a.O.Registries {
 		a.out.Send(g, Lookup{Group: a.O.Group, Seq: a.S.LookupSeq})
 	}
@@ -128,11 +133,13 @@ func (a *ActiveReplica) tick() {
 		// The replicas that did not answer within a period are down: take over with
 		// the longest order gathered.
 		if a.now-a.S.SyncSince >= sim.Time(a.O.Period) {
+			a.out.Cover(ruleInstallLate)
 			a.install()
 		}
 		return
 	}
 	if a.S.Answers > 0 && a.S.Answers < len(a.O.Registries) {
+		a.out.Cover(ruleASlowReg)
 		a.membership() // a registry did not answer: go on with the others' lists
 	}
 	if !a.O.Notify || a.S.Counter%5 == 0 {
@@ -162,11 +169,13 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 	case Changed:
 		// One registry's view: look the group up in all of them before acting (a
 		// registry back from a crash lists only the replicas that renewed since).
+		a.out.Cover(ruleAChanged)
 		a.lookup()
 	case Ping:
 		a.out.Send(from, Pong{Seq: m.Seq, Primary: a.S.IsSeq, Applied: int64(len(a.S.Log))})
 	case Pong:
 		if m.Seq == a.S.PingSeq && m.Primary && m.Applied > int64(len(a.S.Log)) {
+			a.out.Cover(rulePingSeq)
 			a.out.Send(from, Fetch{From: int64(len(a.S.Log)) + 1})
 		}
 	case Request:
@@ -177,12 +186,15 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 		}
 		switch {
 		case m.Index == int64(len(a.S.Log))+1:
+			a.out.Cover(ruleDeliver)
 			a.deliver(m.Req)
 		case m.Index > int64(len(a.S.Log))+1:
+			a.out.Cover(ruleOrderGap)
 			a.out.Send(from, Fetch{From: int64(len(a.S.Log)) + 1})
 		}
 	case Fetch:
 		if a.S.IsSeq && m.From >= 1 && m.From <= int64(len(a.S.Log)) {
+			a.out.Cover(ruleFetch)
 			a.out.Send(from, Orders{Epoch: a.S.Epoch, Start: m.From, Reqs: slices.Clone(a.S.Log[m.From-1:])})
 		}
 	case Orders:
@@ -191,6 +203,7 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 		}
 		for i, r := range m.Reqs {
 			if m.Start+int64(i) == int64(len(a.S.Log))+1 {
+				a.out.Cover(ruleCatchUp)
 				a.deliver(r)
 			}
 		}
@@ -208,6 +221,7 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 			// an epoch past the one just joined, fencing off the new sequencer's
 			// orders while it answers clients (the model checker found it: an
 			// acknowledged request lost after one crash). Ask again.
+			a.out.Cover(ruleSeqJoin)
 			a.lookup()
 		}
 		a.out.Send(from, SeqState{Asked: m.Epoch, Epoch: a.S.Epoch, Joined: joined, Log: slices.Clone(a.S.Log)})
@@ -218,21 +232,25 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 		if !m.Joined {
 			// The replica follows another sequencer in this epoch or a later one
 			// (each epoch has one sequencer): start one after it.
+			a.out.Cover(ruleSeqRefuse)
 			a.S.Epoch = max(a.S.Epoch, m.Epoch)
 			a.startSync()
 			return
 		}
 		if len(m.Log) > len(a.S.Best) {
+			a.out.Cover(ruleLongest)
 			a.S.Best = m.Log
 		}
 		a.S.Wait = slices.DeleteFunc(a.S.Wait, func(n sim.NodeID) bool { return n == from })
 		if len(a.S.Wait) == 0 {
+			a.out.Cover(ruleInstall)
 			a.install()
 		}
 	case NewView:
 		if !a.follow(from, m.Epoch) {
 			return
 		}
+		a.out.Cover(ruleNewView)
 		a.adopt(m.Log)
 	}
 }
@@ -241,7 +259,11 @@ func (a *ActiveReplica) receive(from sim.NodeID, m sim.Message) {
 // (fencing: an older epoch's is not) and joins a newer epoch.
 func (a *ActiveReplica) follow(from sim.NodeID, e int64) bool {
 	if e < a.S.Epoch || (e == a.S.Epoch && a.S.Seqr >= 0 && from != a.S.Seqr) {
+		a.out.Cover(ruleEpochFence)
 		return false
+	}
+	if e > a.S.Epoch {
+		a.out.Cover(ruleEpochJoin)
 	}
 	if e > a.S.Epoch || a.S.Seqr < 0 {
 		a.S.Epoch, a.S.Seqr = e, from
@@ -282,12 +304,15 @@ func (a *ActiveReplica) membership() {
 	if a.S.Seqr < 0 && !a.S.IsSeq && seq >= 0 {
 		// A replica back from a crash learns the sequencer from its registration,
 		// and its pings then fetch what it missed.
+		a.out.Cover(ruleLearnSeq)
 		a.S.Seqr = seq
 	}
 	switch {
 	case minNode == a.me && self && !a.S.IsSeq && !a.S.Syncing:
+		a.out.Cover(ruleViewChange)
 		a.startSync()
 	case minNode != a.me && (a.S.IsSeq || a.S.Syncing):
+		a.out.Cover(ruleSeqStepDown)
 		a.stepDown()
 	}
 }
@@ -305,6 +330,7 @@ func (a *ActiveReplica) startSync() {
 		// since): left out, it would go on ordering and answering in its epoch while
 		// the replicas that join this one fence its orders off. If it is down, the
 		// wait ends after a period like any other's.
+		a.out.Cover(ruleAskFollowed)
 		ask = append(ask, a.S.Seqr)
 	}
 	for _, n := range ask {
@@ -314,6 +340,7 @@ func (a *ActiveReplica) startSync() {
 		}
 	}
 	if len(a.S.Wait) == 0 {
+		a.out.Cover(ruleInstall)
 		a.install()
 	}
 }
@@ -355,13 +382,16 @@ func (a *ActiveReplica) adopt(log []Request) {
 // another replica answers a duplicate it has delivered and leaves the rest to the
 // sequencer.
 func (a *ActiveReplica) request(m Request) {
-	if v, ok := a.S.Dup[m.ID]; ok && !a.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+	if v, ok := a.O.Policy.duplicate(a.S.Dup, m.ID); ok {
+		a.out.Cover(ruleADuplicate)
 		a.respond(m, v)
 		return
 	}
 	if !a.S.IsSeq || a.S.Syncing {
+		a.out.Cover(ruleNotSeq)
 		return
 	}
+	a.out.Cover(ruleOrder)
 	idx := int64(len(a.S.Log)) + 1
 	a.out.Observe(ObsOrder, Exec{Group: a.O.Group, ID: m.ID, Client: m.Client, Seq: m.Seq, Op: m.Op, Index: idx})
 	for _, n := range a.S.Members {

@@ -35,6 +35,7 @@ const callTag = "call"
 func (c *Call) Start(out *sim.Outbox, registries, known []sim.NodeID) {
 	c.Base = c.Lk
 	if len(known) > 0 {
+		out.Cover(ruleCallKnown)
 		c.send(out, known)
 		return
 	}
@@ -43,6 +44,7 @@ func (c *Call) Start(out *sim.Outbox, registries, known []sim.NodeID) {
 
 // Lookup asks every registry for the group again (after a timeout, or a NotPrimary).
 func (c *Call) Lookup(out *sim.Outbox, registries []sim.NodeID) {
+	out.Cover(ruleCallLookup)
 	out.Observe(ObsRelook, CallEvent{Group: c.Group, Active: c.Active, ID: c.Req.ID})
 	c.Lk++
 	c.Sent = nil
@@ -76,6 +78,11 @@ func (c *Call) Found(out *sim.Outbox, m Found) {
 	}
 	if len(to) > 0 {
 		c.Acted = m.Seq
+		if c.Active {
+			out.Cover(ruleMulticast)
+		} else {
+			out.Cover(ruleCallFound)
+		}
 	}
 	c.send(out, to)
 }
@@ -100,9 +107,15 @@ func (c *Call) Answered(out *sim.Outbox, registries []sim.NodeID, m Response) bo
 		out.Observe(ObsRefused, CallEvent{Group: c.Group, Active: c.Active, ID: c.Req.ID})
 		// RP-2, §5.3.3: a failed invocation calls handle_failure, which looks the
 		// group up again, and invokes again (once: see Relooked).
-		if !c.Active && !c.Relooked {
+		switch {
+		case c.Active:
+			// the multicast's other replies stand (active replicas never refuse)
+		case !c.Relooked:
+			out.Cover(ruleRefused)
 			c.Relooked = true
 			c.Lookup(out, registries)
+		default:
+			out.Cover(ruleRefusedMore)
 		}
 		return false
 	}

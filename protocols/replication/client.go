@@ -57,6 +57,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 		pending, _ := sim.Load[bool](in.Stable, "pending")
 		switch {
 		case pending:
+			out.Cover(ruleClientBack)
 			c.send()
 		case c.Seq > 0:
 			c.issue() // it crashed between a return and its next call
@@ -67,6 +68,7 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 			return
 		}
 		if c.Call != nil {
+			out.Cover(ruleResend)
 			c.Known = nil
 			c.Call.Lookup(out, c.O.Registries)
 			out.SetTimer("retry", c.Retry)
@@ -82,6 +84,9 @@ func (c *Client) Handle(in sim.Input, out *sim.Outbox) {
 				c.Call.Found(out, m)
 			}
 		case Response:
+			if c.Call == nil && c.O.Active {
+				out.Cover(ruleLateReply)
+			}
 			if c.Call == nil || !c.Call.Answered(out, c.O.Registries, m) {
 				return
 			}

@@ -8,30 +8,26 @@
 //
 // # Rules → files
 //
+// rules.go is the rule map: every numbered rule of the digest with a code branch, one
+// tag per case (RP-1 register, RP-2 §5.2.3 claim, RP-3 view change, RP-4 §4.4 step 3,
+// ...), each marked with out.Cover where its branch acts; the rules without a branch
+// of their own are declared there with the reason. By file:
+//
 //	RP-1 registries: leased registrations, expiry, notifications   registry.go
-//	RP-1 128-bit registration IDs, drawn once, reused              replica.go, active.go (Handle: "id")
-//	RP-2 backup first, ping loop (§5.2.2)                          replica.go (Handle, tick)
-//	RP-2 handle_primary_failure, minimum ID (§5.2.3)               replica.go (lookup, decide, claimed)
-//	RP-2 verify_primary every 5 periods (§5.2.4)                   replica.go (tick, decide)
-//	RP-2 a lookup at least every 5 periods; a polling primary      replica.go (tick, lookup: "rp/lookup");
-//	     every period (§5.2.2)                                      scenarios/replication props.go (lookupCadence)
-//	RP-4 a task runs in its hop's ran step (§4.4 step 2)           workflow.go (task); scenarios/replication
-//	                                                               flow.go (tasksOnce)
-//	RP-2 duplicate check, stored response re-sent                  replica.go (request, next)
-//	RP-2 update before / done after each call (§5.1.4)             replica.go (next, applyDone, become)
-//	RP-3 active replication: multicast, first reply                caller.go (Call.Found), client.go
-//	RP-3 total order by a sequencer, gap fetch, catch-up           active.go (request, Order, Fetch, Pong)
-//	RP-3 sequencer failover by epochs                              active.go (membership, startSync, install, follow)
-//	RP-4 transition as a passive-replication call (§4.4 steps 1-4) workflow.go (drive, startCall, callDone)
-//	RP-4 duplicate transition acknowledged (§4.5.4, §4.5.5)        replica.go (request)
-//	RP-4 new primary resumes each instance (§4.5.1, §4.5.3)        workflow.go (drive), replica.go (become)
-//	RP-4 predecessor retries a new primary (§4.5.2)                workflow.go (startCall: "call" timer), caller.go
-//	RP-5 SimpleFlow's route, tasks calling other components        workflow.go (Flow, Hop); scenarios/replication
-//	front end: locator, request, re-send with the same ID          caller.go, client.go
-//	RP-2 locator: the primary any of its lookups names (§5.3.3)   caller.go (Call.Found)
-//	RP-2 a call refused by a non-primary looks again (§5.3.3)     caller.go (Call.Answered: "rp/refused",
-//	                                                               "rp/relook"); scenarios/replication props.go
-//	                                                               (refusedLooksAgain)
+//	RP-1 128-bit registration IDs, drawn once, reused              registry.go (loadID)
+//	RP-2 replica manager: ping loop, handle_primary_failure,       replica.go (Handle, tick, decide, claimed)
+//	     verify_primary, step down, terms
+//	RP-2 a request: duplicate check, update, execute, done, acks,  replica.go (request, next, finish, applyDone)
+//	     answer; resume (§5.1.4)
+//	RP-2 replica locator and front ends (§5.3)                     caller.go (Call), client.go
+//	RP-3 active replication: sequencer, epochs, catch-up           active.go
+//	RP-4 transitions (§4.4, §4.5), tasks' calls                    workflow.go
+//	RP-5 SimpleFlow, the chapter-6 experiment                      scenarios/replication (flow.go)
+//
+// Policy (replica.go) names the protocol's decision points (the duplicate check, when
+// to answer, when a registration lapsed, the call's retry, what a new primary moves
+// on, how long a replica listed alone waits); nil is the protocol, and the broken
+// variants tests and -p bug= plant live in scenarios/replication (bugs.go).
 //
 // # Choices where the thesis is silent
 //
@@ -39,7 +35,11 @@
 //     thesis' registry assigns it; either way it is random and reused), and keeps it
 //     in stable storage.
 //   - Registries keep registrations in volatile memory: a restarted registry is
-//     refilled by the renewals (every third of a lease). A replica subscribes to
+//     refilled by the renewals (every third of a lease), and stays cold for a lease
+//     meanwhile: it answers no lookup and notifies nobody, then notifies every group.
+//     Answering from its partial lists made a replica back from a crash take itself
+//     for the minimum ID (the default swarm, with the only registry or every one
+//     crashing: two sequencers, RP-3; two primaries, RP-2). A replica subscribes to
 //     membership events (Options.Notify, the thesis' future work); without it the
 //     primary polls the registries every period.
 //   - A primary answers a client only after every backup the registries list has
@@ -47,6 +47,25 @@
 //     waited for. A backup behind the primary (back from a crash) asks for its state.
 //   - A primary whose own registration has not been acknowledged for a lease steps
 //     down: the registries dropped it, and a backup may have taken over.
+//   - A primary sends the done of the request in progress again, every period, to the
+//     backups that have not acknowledged it (they acknowledge what they hold): a
+//     backup that applied it and crashed before its ack left, back before the
+//     registries dropped it, was otherwise waited for forever (the default swarm with
+//     crash-sends found it).
+//   - Terms (the thesis has none): a replica taking over starts the term after the
+//     freshest state's it gathered, named by its count and the claimer's ID (two
+//     replicas taking over at once start two terms); every state carries the term of
+//     its history, a done its primary's. Of two states the later term is the
+//     fresher, then the longer (a claim keeps the freshest); a backup applies only
+//     dones of its own term, and installs the state of the primary it follows when
+//     that one's term is another (the primary it follows is the authority, even of an
+//     older term: the one that stayed after verify_primary). A primary that ran a
+//     request and crashed before its done left (the agreement stage of §3.6.1 cut
+//     short) comes back holding it at an index the next primary filled with another:
+//     the same length, another history (the default swarm found it: backups unequal,
+//     their duplicate tables compared). Two primaries of one moment whose backups
+//     acknowledged each its own requests (§5.4.2 resolves them by ID, not by
+//     history) can still lose the loser's: the swarm has not found it since.
 //   - Election: the thesis' minimum-ID rule alone elected a replica just back from a
 //     crash, without the last acknowledged requests (a sweep found it: swarm seed 174
 //     lost an acknowledged request). The elected replica first gathers the state of
@@ -55,11 +74,14 @@
 //     that answered follows it from then on and ignores Done messages of the old
 //     primary, and does not claim the role itself from a lookup answered earlier; a
 //     claimer that hears from a primary the registries did not list yet adopts it.
-//     A replica that the answers so far list alone waits a period for the other
-//     registries' answers before taking over alone (a registry restarted empty lists
-//     only the replicas that renewed since), and a backup handed to a claimer
-//     forgets its unanswered ping to the old primary (sweeps of registry-restart and
-//     swarm with polling found both: two primaries, acknowledged requests lost).
+//     A replica its lookups list alone waits until they have done so for a renewal
+//     period (a third of the lease) and a period before it takes over alone (a
+//     registry back from a crash lists only the replicas that renewed since: with
+//     the only registry down for a lease the primary steps down, and the first
+//     replica to register again, stale, took over), and a backup handed to a
+//     claimer forgets its unanswered ping to the old primary (sweeps of
+//     registry-restart and swarm with polling found both: two primaries,
+//     acknowledged requests lost).
 //     (The model checker found the last two: startup races that lost an
 //     acknowledged request.)
 //   - The replicated service is a key-value store (the worklist keeps work items by
@@ -78,7 +100,13 @@
 //     also asks the sequencer it follows, listed or not (a registry back from a crash
 //     lists only the replicas that renewed since). The sequencer executes and answers as
 //     it orders; its orders reach every live replica because a step's sends are
-//     atomic and links reliable (the thesis' model).
+//     atomic and links reliable (the thesis' model: §3.6.2's totally ordered, reliable
+//     multicast with uniform agreement): a crash cutting the sequencer's sends short
+//     (a crash-send) is outside it. The view change trusts the registries' merged
+//     lists, so it needs a registry up that lists every live replica: with every
+//     registry back from a crash at once, a replica back from a crash took itself
+//     for the minimum and started a second epoch (the swarm keeps a minority of an
+//     active group's registries down at a time).
 //   - Workflow (§4.4): an instance's status at each hop (queued, ran, handed over) is
 //     in its group's replicated store, changed by requests the primary makes to
 //     itself, so "update"/"done" replicate it like a client's. A transition's ID is
@@ -86,9 +114,14 @@
 //     A task's calls to other components (worklist, data server, monitor) carry IDs
 //     fixed the same way.
 //
-// Outside the thesis' model (partitions, clock drift and pauses), the partition and
-// drift-pause scenarios measure what breaks: a primary cut off from the registries
-// steps down within a lease, but a request it executed can reach a backup after the
-// new primary took over and is then executed again (RP-P1) or lost (RP-P4) — fencing
-// needs epochs in the passive protocol too.
+// Outside the thesis' model (partitions, clock drift and pauses): a primary cut off
+// from the registries steps down within a lease, and the terms fence off the dones it
+// sent before (the partition scenario, 2 000 seeds, and drift-pause, 1 000, pass). A
+// replica paused or cut off past its lease while a request ran, or after its answer,
+// can still have it run again or lost (it acts on a lease it no longer holds): the
+// default swarm, which pauses or cuts off a replica in a sixth of its passive seeds,
+// counts those as expected violations and passes them. The model's -p losses and -p
+// cuts settings lose acknowledged requests too (a lost registration lets a replica
+// elect itself with no backup, answer, then crash): the model does not judge RP-P1
+// and RP-P4 once a message was lost or a link cut.
 package replication

@@ -88,6 +88,9 @@ type Pong struct {
 	Seq     int64
 	Primary bool
 	Applied int64
+	// Term and TermOf: the term of the history the callee holds (passive replicas).
+	Term   int64
+	TermOf RegID
 	// Claiming: not primary yet, but gathering the others' state to take over
 	// (passive replicas).
 	Claiming bool
@@ -151,6 +154,8 @@ type DoneMsg struct {
 	Op     Op
 	Resp   int64
 	Index  int64 // the primary's applied count after it
+	Term   int64 // the primary's term (TermOf: begun by)
+	TermOf RegID
 }
 
 // Kind implements sim.Message.
@@ -168,17 +173,23 @@ type BackupAck struct {
 // Kind implements sim.Message.
 func (BackupAck) Kind() string { return "ACK" }
 
-// SyncReq asks the primary for its state (a backup that is behind).
-type SyncReq struct{}
+// SyncReq asks the primary for its state (a backup that is behind), or a replica for
+// its state (a claimer; Claimer is its registration ID, zero otherwise).
+type SyncReq struct{ Claimer RegID }
 
 // Kind implements sim.Message.
 func (SyncReq) Kind() string { return "SYNC" }
 
-// Snapshot is a replica's state (Primary: the sender is primary).
+// Snapshot is a replica's state (Primary: the sender is primary). Term is the term of
+// the primary whose history it is: of two states, the one of the later term is the
+// fresher, then the longer (a primary that crashed before its done left, and came
+// back, holds a request nobody else has at an index the next primary filled).
 type Snapshot struct {
 	Store   map[string]int64
 	Dup     map[string]int64
 	Applied int64
+	Term    int64
+	TermOf  RegID
 	Primary bool
 }
 

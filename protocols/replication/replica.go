@@ -36,16 +36,75 @@ type Options struct {
 	Policy *Policy
 }
 
-// Policy holds planted bugs, each a rule the correct protocol keeps.
+// Policy replaces decisions of the protocol at named points; a nil Policy, and a nil
+// field, is the protocol. Tests and -p bug=… plant broken variants through it
+// (scenarios/replication/bugs.go), so the broken code lives outside this package.
 type Policy struct {
-	NoDupCheck bool // a re-sent request is executed again (breaks at-most-once)
-	AckEarly   bool // the client is answered before the backups acknowledge (breaks RP-P4)
-	NoStepDown bool // a primary whose registration lapsed stays primary (breaks RP-P2)
-	NoResume   bool // a new primary leaves the instances it inherited where they are (breaks §4.5.1, §4.5.3)
-	NoRetry    bool // a transition or call left unanswered is not made again (breaks §4.5.2)
+	// Duplicate is the duplicate check (§3.6.1 step 2): the stored response of the
+	// request with this ID if it was executed (nil: the duplicate table dup).
+	Duplicate func(dup map[string]int64, id string) (int64, bool)
+	// Answer says whether the primary may answer a request's client while the
+	// backups in waiting have not acknowledged its Done (§3.6.1 steps 4-5; nil: only
+	// once none is left).
+	Answer func(waiting []sim.NodeID) bool
+	// Lapsed says whether a primary whose registration was last acknowledged since
+	// ago has lost it (nil: since > lease): it steps down.
+	Lapsed func(since, lease time.Duration) bool
+	// CallRetry is the period after which a call (a transition or a task's call) left
+	// unanswered is made again to the primary found anew (§4.5.2; nil: a third of the
+	// lease; 0: never).
+	CallRetry func(lease time.Duration) time.Duration
+	// Became is told when the replica took the primary role, before it resumes what
+	// its predecessor left (§5.1.2: set_primary calls recover); Moves says whether the
+	// primary moves a workflow instance (its store key) on (nil: every one). What a
+	// hook needs between calls it keeps in the replica's Hooked field.
+	Became func(r *Replica)
+	Moves  func(r *Replica, key string) bool
+	// AloneWait is how long the lookups must list a replica alone before it claims
+	// the primary role alone (§5.2.3; nil: a renewal period, a third of the lease, and
+	// a period).
+	AloneWait func(lease, period time.Duration) time.Duration
 }
 
-func (p *Policy) on(f func(*Policy) bool) bool { return p != nil && f(p) }
+func (p *Policy) duplicate(dup map[string]int64, id string) (int64, bool) {
+	if p != nil && p.Duplicate != nil {
+		return p.Duplicate(dup, id)
+	}
+	v, ok := dup[id]
+	return v, ok
+}
+
+func (p *Policy) answer(waiting []sim.NodeID) bool {
+	if p != nil && p.Answer != nil {
+		return p.Answer(waiting)
+	}
+	return len(waiting) == 0
+}
+
+func (p *Policy) lapsed(since, lease time.Duration) bool {
+	if p != nil && p.Lapsed != nil {
+		return p.Lapsed(since, lease)
+	}
+	return since > lease
+}
+
+func (p *Policy) callRetry(lease time.Duration) time.Duration {
+	if p != nil && p.CallRetry != nil {
+		return p.CallRetry(lease)
+	}
+	return lease / 3
+}
+
+func (p *Policy) aloneWait(lease, period time.Duration) time.Duration {
+	if p != nil && p.AloneWait != nil {
+		return p.AloneWait(lease, period)
+	}
+	return lease/3 + period
+}
+
+func (p *Policy) moves(r *Replica, key string) bool {
+	return p == nil || p.Moves == nil || p.Moves(r, key)
+}
 
 // Observation kinds.
 const (
@@ -58,6 +117,8 @@ const (
 	ObsLookup   = "rp/lookup"   // Looked: a passive replica looked its group up in every registry
 	ObsRefused  = "rp/refused"  // CallEvent: a call's request was answered "not primary"
 	ObsRelook   = "rp/relook"   // CallEvent: a call looked its group up in every registry
+	ObsRespond  = "rp/respond"  // Answer: a passive primary answered a request's client
+	ObsAck      = "rp/ack"      // Ack: a backup acknowledged the primary's done or state
 )
 
 // Role is observed when a replica's role changes.
@@ -76,6 +137,28 @@ type Exec struct {
 	Op     Op
 	Resp   int64
 	Index  int64
+	// Backups: the backups whose acknowledgements the primary waits for before it
+	// answers (ObsExec of a passive primary).
+	Backups []sim.NodeID `json:",omitempty"`
+}
+
+// Answer is observed when a passive primary answers a request's client: the request
+// in progress once its backups acknowledged (Index: its place), or a duplicate from
+// the table (Dup).
+type Answer struct {
+	Group string
+	ID    string
+	Index int64 `json:",omitempty"`
+	Dup   bool  `json:",omitempty"`
+}
+
+// Ack is observed when a backup acknowledges to the primary To that it holds every
+// request up to Index; Applied is how many it has applied.
+type Ack struct {
+	Group   string
+	To      sim.NodeID
+	Index   int64
+	Applied int64
 }
 
 // ClientOp is a client call or return.
@@ -91,6 +174,10 @@ type ClientOp struct {
 type Failover struct {
 	Primary sim.NodeID
 	Self    bool
+	// Listed is how many registrations the lookup found; Alone, when it listed the
+	// replica alone, for how long the lookups have done so.
+	Listed int
+	Alone  time.Duration
 }
 
 // Looked is observed when a passive replica looks its group up in the registries: the
@@ -99,6 +186,8 @@ type Failover struct {
 type Looked struct {
 	Group   string
 	Purpose string
+	// ID is the replica's registration ID (RP-1: the same across restarts).
+	ID RegID
 }
 
 // CallEvent is a step of a call's replica locator (caller.go): the called group,
@@ -115,6 +204,12 @@ type state struct {
 	Store   map[string]int64
 	Dup     map[string]int64 // request key → response (the duplicate check)
 	Applied int64
+	// Term numbers the primaries' terms: a replica taking over starts the term after
+	// the freshest state's it gathered (TermOf: its ID, so that two replicas taking
+	// over at once begin two terms); a backup's Term is that of the history it holds
+	// (stable, in "state").
+	Term   int64
+	TermOf RegID
 	// Pending holds the Updates seen without their Done (a new primary resumes them).
 	Pending map[string]Update
 
@@ -139,6 +234,8 @@ type state struct {
 	// minimum ID and not the last requests); Claiming is set while it waits.
 	Claiming bool
 	Claim    []sim.NodeID
+	// AloneSince: since when the lookups list this replica alone (-1: they do not).
+	AloneSince sim.Time
 
 	// RP-4: the call a workflow component's primary has in progress (a task's side
 	// call, or the transition to the successor group), and how far each instance's
@@ -149,8 +246,8 @@ type state struct {
 	CallFwd  bool
 	CallLk   int64
 	SideDone map[string]int
-	// Inherited: the instances a new primary found (the NoResume bug ignores them).
-	Inherited []string
+	// Hooked is what the Policy's hooks keep between calls (nil for the protocol).
+	Hooked any
 }
 
 type inflight struct {
@@ -158,6 +255,10 @@ type inflight struct {
 	Resp    int64
 	Index   int64
 	Waiting []sim.NodeID
+	// Answered: the client has its answer (the protocol answers when Waiting empties).
+	Answered bool
+	// Stale: a tick passed since it ran (the next one sends the done again).
+	Stale bool
 }
 
 // Replica is a replica manager with its replica (RP-2).
@@ -178,12 +279,13 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 	defer func() { r.out = nil }()
 	switch in.Kind {
 	case sim.Start, sim.Restart:
-		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1}
+		r.S = state{Store: map[string]int64{}, Dup: map[string]int64{}, Pending: map[string]Update{}, SideDone: map[string]int{}, PrimaryNode: -1, AloneSince: -1}
 		r.S.ID = loadID(in, out)
 		if s, ok := sim.Load[Snapshot](in.Stable, "state"); ok {
-			r.S.Store, r.S.Dup, r.S.Applied = s.Store, s.Dup, s.Applied
+			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term, r.S.TermOf = s.Store, s.Dup, s.Applied, s.Term, s.TermOf
 		}
 		// RP-2: every replica registers as a backup first (§5.2.1).
+		out.Cover(ruleBackupFirst)
 		r.register()
 		out.SetTimer("ping", r.O.Period)
 		out.SetTimer("renew", r.O.Lease/3)
@@ -194,12 +296,14 @@ func (r *Replica) Handle(in sim.Input, out *sim.Outbox) {
 			r.tick()
 			out.SetTimer("ping", r.O.Period)
 		case "renew":
+			out.Cover(ruleRenewTimer)
 			r.register()
 			out.SetTimer("renew", r.O.Lease/3)
 		case "call":
 			if r.S.Call != nil {
+				out.Cover(ruleCallRetry)
 				r.S.Call.Lookup(out, r.O.Registries)
-				out.SetTimer("call", r.O.Lease/3)
+				out.SetTimer("call", r.O.Policy.callRetry(r.O.Lease))
 			}
 		}
 	case sim.Receive:
@@ -217,15 +321,35 @@ func (r *Replica) register() {
 func (r *Replica) tick() {
 	r.S.Counter++
 	if r.S.Primary {
+		if cur := r.S.Current; cur != nil && len(cur.Waiting) > 0 {
+			// RP-2 §3.6.1 step 4: a backup that has not acknowledged the done for a
+			// period gets it again (it acknowledges what it holds). A backup that
+			// applied it and crashed before its ack left, and came back before the
+			// registries dropped it, was waited for forever: the primary's queue
+			// stopped (swarm seeds 40, 88, with crash-sends).
+			if cur.Stale {
+				r.out.Cover(ruleDoneAgain)
+				for _, b := range cur.Waiting {
+					r.out.Send(b, DoneMsg{ID: cur.Req.ID, Client: cur.Req.Client, Seq: cur.Req.Seq, Op: cur.Req.Op, Resp: cur.Resp, Index: cur.Index, Term: r.S.Term, TermOf: r.S.TermOf})
+				}
+			}
+			cur.Stale = true
+		}
 		// A primary whose registration has not been acknowledged for a lease steps
 		// down: the registries have dropped it and a backup may be primary already.
-		if r.now-r.S.LastAck > sim.Time(r.O.Lease) && !r.O.Policy.on(func(p *Policy) bool { return p.NoStepDown }) {
+		if r.O.Policy.lapsed(r.now.Sub(r.S.LastAck), r.O.Lease) {
+			r.out.Cover(ruleLapsed)
 			r.become(false, "registration lapsed")
 			r.S.PrimaryNode = -1
 		}
 		// Polling keeps its list of backups current; with notifications the
 		// registries tell it, and it verifies every 5 periods like a backup.
-		if (!r.O.Notify && !r.O.BackupsRegister) || r.S.Counter%5 == 0 {
+		switch {
+		case !r.O.Notify && !r.O.BackupsRegister:
+			r.out.Cover(rulePollPrimary)
+			r.lookup("verify")
+		case r.S.Counter%5 == 0:
+			r.out.Cover(ruleVerify)
 			r.lookup("verify")
 		}
 		return
@@ -237,40 +361,39 @@ func (r *Replica) tick() {
 		// back from a crash lost the request).
 		if r.S.Purpose == "claim" && r.S.Answers > 0 {
 			r.S.Claim = slices.DeleteFunc(r.S.Claim, func(n sim.NodeID) bool {
-				return !slices.ContainsFunc(r.S.Found, func(g Reg) bool { return g.Node == n })
+				gone := !slices.ContainsFunc(r.S.Found, func(g Reg) bool { return g.Node == n })
+				if gone {
+					r.out.Cover(ruleClaimDrop)
+				}
+				return gone
 			})
 		}
 		if len(r.S.Claim) == 0 {
 			r.claimed()
 			return
 		}
+		r.out.Cover(ruleClaimRetry)
 		for _, n := range r.S.Claim {
-			r.out.Send(n, SyncReq{})
+			r.out.Send(n, SyncReq{Claimer: r.S.ID})
 		}
 		r.lookup("claim")
 	case r.S.PrimaryNode < 0:
-		if r.S.Purpose == "failure" && len(r.S.Found) == 1 && r.S.Found[0].Node == r.me {
-			// The registries that answered in the last period list this replica
-			// alone; the others did not answer (down): it is alone.
-			r.S.Answers = len(r.O.Registries)
-			r.decide()
-			if r.S.Primary || r.S.Claiming {
-				return
-			}
-		}
 		r.lookup("failure")
 	case r.S.Awaiting:
 		// The primary did not answer the last ping in a period: it crashed or is
 		// unreachable (§5.2.2, "if exception occurs").
+		r.out.Cover(rulePingLost)
 		r.S.Awaiting, r.S.PrimaryNode = false, -1
 		r.lookup("failure")
 	case r.noPing():
 		r.verifyOnly()
 	default:
+		r.out.Cover(rulePing)
 		r.S.PingSeq++
 		r.S.Awaiting = true
 		r.out.Send(r.S.PrimaryNode, Ping{Seq: r.S.PingSeq})
 		if r.S.Counter >= 5 {
+			r.out.Cover(ruleVerify)
 			r.S.Counter = 0
 			r.lookup("verify")
 		}
@@ -282,7 +405,7 @@ func (r *Replica) tick() {
 func (r *Replica) lookup(purpose string) {
 	r.S.LookupSeq++
 	r.S.Purpose, r.S.Answers, r.S.Found = purpose, 0, nil
-	r.out.Observe(ObsLookup, Looked{Group: r.O.Group, Purpose: purpose})
+	r.out.Observe(ObsLookup, Looked{Group: r.O.Group, Purpose: purpose, ID: r.S.ID})
 	for _, g := range r.O.Registries {
 		r.out.Send(g, Lookup{Group: r.O.Group, Seq: r.S.LookupSeq})
 	}
@@ -292,6 +415,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 	switch m := m.(type) {
 	case Registered:
 		if m.ID == r.S.ID && m.Primary == r.S.Primary {
+			r.out.Cover(ruleLeaseAcked)
 			r.S.LastAck = r.now
 		}
 	case Found:
@@ -314,13 +438,14 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.decide()
 		}
 	case Changed:
+		r.out.Cover(ruleChanged)
 		r.S.Found = m.Regs
 		r.S.Purpose = "verify"
 		r.noticed(m.Regs)
 		r.decide()
 	case Ping:
 		r.pinged(from)
-		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Claiming: r.S.Claiming})
+		r.out.Send(from, Pong{Seq: m.Seq, Primary: r.S.Primary, Applied: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf, Claiming: r.S.Claiming})
 	case Pong:
 		if m.Seq == r.S.PingSeq {
 			r.S.Awaiting = false
@@ -331,11 +456,13 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 				// following, a minimum-ID replica never claimed the role and the group
 				// stayed without a primary (the failover check found it: swarm seed
 				// 110).
+				r.out.Cover(rulePongBackup)
 				if !m.Claiming {
 					r.S.PrimaryNode = -1
 				}
 				r.lookup("failure")
-			} else if m.Applied > r.S.Applied {
+			} else if !r.sameTerm(m.Term, m.TermOf) || m.Applied > r.S.Applied {
+				r.out.Cover(rulePongBehind)
 				r.out.Send(from, SyncReq{})
 			}
 		}
@@ -346,6 +473,7 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			r.callDone()
 		}
 	case Update:
+		r.out.Cover(ruleUpdate)
 		r.S.Pending[m.ID] = m
 	case DoneMsg:
 		r.applyDone(from, m)
@@ -355,13 +483,24 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 		if r.S.Primary {
 			// A replica that found no primary registered claims the role: this one
 			// is primary (the registries had not listed it yet): it is to follow.
-			r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Primary: true})
+			r.out.Cover(ruleSyncPrimary)
+			r.out.Send(from, r.snapshot())
 			return
+		}
+		if r.S.Claiming && m.Claimer != (RegID{}) && m.Claimer.Less(r.S.ID) {
+			// RP-2 §5.2.3 ("the one with minimum registration ID will be elected"):
+			// two replicas claimed at once from lookups listing different replicas (a
+			// replica back from a crash registered between them); the one with the
+			// larger ID yields (swarm seed 10130: both took over and ran the same
+			// workflow step).
+			r.out.Cover(ruleClaimYield)
+			r.S.Claiming, r.S.Claim = false, nil
 		}
 		if from != r.S.PrimaryNode {
 			// A replica claiming the primary role asks for the state: from now on
 			// only its results count here (a late Done of the old primary would make
 			// this replica hold a request the new primary has not).
+			r.out.Cover(ruleFollowClaim)
 			r.S.PrimaryNode = from
 			// RP-2 §5.2.2-5.2.3: the ping still unanswered went to the primary
 			// followed before (crashed, most likely); it says nothing of the
@@ -371,17 +510,23 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			// two primaries (registry-restart -p notify=false, seeds 158, 754).
 			r.S.Awaiting = false
 		}
-		r.out.Send(from, Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+		r.out.Send(from, r.snapshot())
 	case Snapshot:
-		if m.Applied > r.S.Applied && !r.S.Primary {
-			r.S.Store, r.S.Dup, r.S.Applied = cloneMap(m.Store), cloneMap(m.Dup), m.Applied
+		// The primary followed is the authority on the history (another term than
+		// the one held here: its state replaces this one); any other replica's state
+		// is installed when fresher (a claim gathering the freshest).
+		own := m.Primary && from == r.S.PrimaryNode && (!r.sameTerm(m.Term, m.TermOf) || m.Applied > r.S.Applied)
+		if (own || r.fresher(m.Term, m.Applied)) && !r.S.Primary {
+			r.out.Cover(ruleFresher)
+			r.S.Store, r.S.Dup, r.S.Applied, r.S.Term, r.S.TermOf = cloneMap(m.Store), cloneMap(m.Dup), m.Applied, m.Term, m.TermOf
 			r.save()
 		}
 		if r.S.Claiming && m.Primary {
 			// §5.2.3: adopt an existing primary.
+			r.out.Cover(ruleClaimAdopt)
 			r.S.Claiming, r.S.Claim, r.S.PrimaryNode = false, nil, from
 			r.out.Observe(ObsFailover, Failover{Primary: from})
-			r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
+			r.ack(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
 			return
 		}
 		if r.S.Claiming {
@@ -391,7 +536,8 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 			}
 			return
 		}
-		r.out.Send(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
+		r.out.Cover(ruleSnapAck)
+		r.ack(from, BackupAck{ID: "", Client: -1, Index: r.S.Applied})
 	}
 }
 
@@ -400,7 +546,11 @@ func (r *Replica) receive(from sim.NodeID, m sim.Message) {
 // keeps one and only one primary, the minimum ID among the primaries.
 func (r *Replica) decide() {
 	regs := r.S.Found
+	if len(regs) != 1 || regs[0].Node != r.me {
+		r.S.AloneSince = -1
+	}
 	if len(regs) == 0 {
+		r.out.Cover(ruleNoRegistry)
 		return // no registry answered with anything yet: stay alive, try later
 	}
 	var primaries []Reg
@@ -426,6 +576,7 @@ func (r *Replica) decide() {
 		// verify: another primary with a smaller ID wins; this one steps down.
 		for _, p := range primaries {
 			if p.ID.Less(r.S.ID) {
+				r.out.Cover(ruleTwoPrimaries)
 				r.become(false, "another primary has a smaller ID")
 				r.S.PrimaryNode = p.Node
 				return
@@ -435,6 +586,7 @@ func (r *Replica) decide() {
 		return
 	}
 	if len(primaries) > 0 {
+		r.out.Cover(ruleAdopt)
 		best := primaries[0]
 		for _, p := range primaries[1:] {
 			if p.ID.Less(best.ID) {
@@ -442,7 +594,7 @@ func (r *Replica) decide() {
 			}
 		}
 		if best.Node != r.S.PrimaryNode {
-			r.out.Observe(ObsFailover, Failover{Primary: best.Node})
+			r.out.Observe(ObsFailover, Failover{Primary: best.Node, Listed: len(regs)})
 		}
 		r.S.PrimaryNode = best.Node
 		// RP-2 §5.2.3 "adopt an existing primary": a later answer to the lookup
@@ -457,29 +609,43 @@ func (r *Replica) decide() {
 		// It follows a replica that claimed the role (or is about to): that one
 		// registers as primary, or the ping loop finds it gone. A lookup answered
 		// before the claim must not make this one claim too.
+		r.out.Cover(ruleFollowing)
 		return
 	}
-	if minNode == r.me && len(regs) == 1 && r.S.Answers < len(r.O.Registries) {
-		// RP-2 §5.2.3 ("try every lookup registry"): the answers so far list this
-		// replica alone, so it would take over at once with nobody to ask for the
-		// state. A registry restarted empty lists only the replicas that renewed
-		// since: one back from a crash, behind, took the role from it while the
-		// other registry listed the primary (swarm -p notify=false seeds 5730,
-		// 18626: an acknowledged request lost). Wait for the other registries'
-		// answers; the next tick takes the role if none comes within a period.
-		return
+	var alone time.Duration
+	if minNode == r.me && len(regs) == 1 {
+		// RP-2 §5.2.3 ("try every lookup registry") and §5.4.1: the registries list
+		// this replica alone, so it would take over at once with nobody to ask for
+		// the state. A registry back from a crash lists only the replicas that
+		// renewed since (within a renewal period, a third of a lease): one back
+		// from a crash, behind, took the role from it while another registry listed
+		// the primary (swarm -p notify=false seeds 5730, 18626: an acknowledged
+		// request lost), and, with the only registry down for a lease, the primary
+		// stepped down and the first replica to register again took over with a
+		// stale state (swarm seed 216: a committed transition executed again). It
+		// takes over alone only once the lookups have listed it alone for a
+		// renewal period and a period; each tick looks again meanwhile.
+		if r.S.AloneSince < 0 {
+			r.S.AloneSince = r.now
+		}
+		if alone = r.now.Sub(r.S.AloneSince); alone < r.O.Policy.aloneWait(r.O.Lease, r.O.Period) {
+			r.out.Cover(ruleAloneWait)
+			return
+		}
+		r.out.Cover(ruleAloneClaim)
 	}
 	// No primary registered: the minimum ID becomes primary (only it acts on it).
-	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me})
+	r.out.Observe(ObsFailover, Failover{Primary: minNode, Self: minNode == r.me, Listed: len(regs), Alone: alone})
 	if minNode == r.me {
 		// Before taking over, gather the others' state and keep the freshest (a
 		// choice the thesis leaves open: its minimum-ID rule alone elected a replica
 		// just back from a crash, without the last acknowledged requests).
+		r.out.Cover(ruleClaim)
 		r.S.Claiming, r.S.Claim = true, nil
 		for _, g := range regs {
 			if g.Node != r.me {
 				r.S.Claim = append(r.S.Claim, g.Node)
-				r.out.Send(g.Node, SyncReq{})
+				r.out.Send(g.Node, SyncReq{Claimer: r.S.ID})
 			}
 		}
 		if len(r.S.Claim) == 0 {
@@ -487,6 +653,7 @@ func (r *Replica) decide() {
 		}
 		return
 	}
+	r.out.Cover(ruleFollowMin)
 	r.S.PrimaryNode = minNode
 	// RP-2 §5.2.3: only the minimum ID registers as primary. A later answer to the
 	// lookup that elected this replica names a smaller ID (a registry that had not
@@ -496,8 +663,35 @@ func (r *Replica) decide() {
 
 // claimed ends a claim: the replica takes over as primary.
 func (r *Replica) claimed() {
+	r.out.Cover(ruleClaimed)
 	r.S.Claiming, r.S.Claim = false, nil
+	// A new term begins: the backups install its state (Term and all) before they
+	// apply its dones (a backup holding a request the last primary ran alone, in an
+	// older term, must not keep it at the index this term fills).
+	r.S.Term, r.S.TermOf = r.S.Term+1, r.S.ID
+	r.save()
 	r.become(true, "minimum registration ID, no primary registered")
+	if r.S.Primary && r.S.Applied > 0 {
+		for _, n := range r.S.Members {
+			if n != r.me {
+				r.out.Send(n, r.snapshot())
+			}
+		}
+	}
+}
+
+// sameTerm reports whether a history of term (term, of) is of this replica's term.
+func (r *Replica) sameTerm(term int64, of RegID) bool { return term == r.S.Term && of == r.S.TermOf }
+
+// fresher reports whether a state of the given term and length is fresher than this
+// replica's: a later term, or as late and longer.
+func (r *Replica) fresher(term, applied int64) bool {
+	return term > r.S.Term || term == r.S.Term && applied > r.S.Applied
+}
+
+// snapshot is this replica's state, as sent.
+func (r *Replica) snapshot() Snapshot {
+	return Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf, Primary: r.S.Primary}
 }
 
 // become changes the replica's role and registers it so (§5.2.3 step 41).
@@ -515,15 +709,22 @@ func (r *Replica) become(primary bool, why string) {
 		for _, k := range sortedKeys(r.S.Pending) {
 			u := r.S.Pending[k]
 			if _, done := r.S.Dup[k]; !done {
+				r.out.Cover(ruleResume)
 				r.S.Queue = append(r.S.Queue, Request(u))
 			}
 		}
 		r.S.Pending = map[string]Update{}
-		r.inherit()
+		if h := r.O.Policy; h != nil && h.Became != nil {
+			h.Became(r)
+		}
 		r.next()
-		r.drive()
+		r.resume()
 	} else {
+		r.out.Cover(ruleStepDown)
 		r.S.Queue, r.S.Current = nil, nil
+		if r.S.Call != nil {
+			r.out.Cover(ruleCallStopped)
+		}
 		r.stopCall()
 	}
 }
@@ -532,6 +733,7 @@ func (r *Replica) become(primary bool, why string) {
 
 func (r *Replica) request(from sim.NodeID, m Request) {
 	if !r.S.Primary {
+		r.out.Cover(ruleNotPrimary)
 		r.out.Send(from, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, NotPrimary: true})
 		return
 	}
@@ -540,16 +742,22 @@ func (r *Replica) request(from sim.NodeID, m Request) {
 		// In progress: executed, its result already in the duplicate table, but not
 		// yet acknowledged by every backup. Answering the re-send now would
 		// acknowledge a request a crash of this primary could still lose (RP-P4).
+		r.out.Cover(ruleInProgress)
 		return
 	}
-	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
+	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
 		// RP-2: a duplicate: re-send the stored response, execute nothing (§4.5.4,
 		// §4.5.5: a transition already done is simply acknowledged).
-		r.respond(m, v)
+		r.out.Cover(ruleDuplicate)
+		if strings.HasPrefix(k, PrefixTransition) {
+			r.out.Cover(ruleTransDup)
+		}
+		r.respond(m, v, 0)
 		return
 	}
 	for _, q := range r.S.Queue {
 		if q.ID == k {
+			r.out.Cover(ruleQueuedDup)
 			return
 		}
 	}
@@ -566,11 +774,13 @@ func (r *Replica) next() {
 	m := r.S.Queue[0]
 	r.S.Queue = r.S.Queue[1:]
 	k := m.ID
-	if v, ok := r.S.Dup[k]; ok && !r.O.Policy.on(func(p *Policy) bool { return p.NoDupCheck }) {
-		r.respond(m, v)
+	if v, ok := r.O.Policy.duplicate(r.S.Dup, k); ok {
+		r.out.Cover(ruleDuplicate)
+		r.respond(m, v, 0)
 		r.next()
 		return
 	}
+	r.out.Cover(ruleExecute)
 	for _, b := range r.S.Backups {
 		r.out.Send(b, Update(m))
 	}
@@ -578,15 +788,12 @@ func (r *Replica) next() {
 	r.S.Dup[k] = resp
 	r.S.Applied++
 	r.save()
-	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+	r.out.Observe(ObsExec, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Backups: slices.Clone(r.S.Backups)})
 	r.task(m)
 	for _, b := range r.S.Backups {
-		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied})
+		r.out.Send(b, DoneMsg{ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: resp, Index: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf})
 	}
 	r.S.Current = &inflight{Req: m, Resp: resp, Index: r.S.Applied, Waiting: slices.Clone(r.S.Backups)}
-	if r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
-		r.respond(m, resp)
-	}
 	r.finish()
 }
 
@@ -603,18 +810,31 @@ func (r *Replica) acked(from sim.NodeID, m BackupAck) {
 // registration expired).
 func (r *Replica) dropGone() {
 	if cur := r.S.Current; cur != nil {
-		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool { return !slices.Contains(r.S.Members, n) })
+		cur.Waiting = slices.DeleteFunc(cur.Waiting, func(n sim.NodeID) bool {
+			gone := !slices.Contains(r.S.Members, n)
+			if gone {
+				r.out.Cover(ruleDropGone)
+			}
+			return gone
+		})
 		r.finish()
 	}
 }
 
+// finish answers the client once every backup waited for acknowledged (§3.6.1 step
+// 5), and then takes the next request.
 func (r *Replica) finish() {
 	cur := r.S.Current
-	if cur == nil || len(cur.Waiting) > 0 {
+	if cur == nil {
 		return
 	}
-	if !r.O.Policy.on(func(p *Policy) bool { return p.AckEarly }) {
-		r.respond(cur.Req, cur.Resp)
+	if !cur.Answered && r.O.Policy.answer(cur.Waiting) {
+		cur.Answered = true
+		r.out.Cover(ruleAnswer)
+		r.respond(cur.Req, cur.Resp, cur.Index)
+	}
+	if len(cur.Waiting) > 0 {
+		return
 	}
 	r.S.Current = nil
 	r.next()
@@ -625,13 +845,28 @@ func (r *Replica) finish() {
 // when it is behind.
 func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 	if r.S.Primary || (r.S.PrimaryNode >= 0 && from != r.S.PrimaryNode) {
+		r.out.Cover(ruleFence)
 		return // not from the primary this replica follows: fenced off
+	}
+	if !r.sameTerm(m.Term, m.TermOf) {
+		if r.S.Applied > 0 || m.Index != 1 {
+			// A done of another term than the history held here: install the
+			// primary's state first (its requests at the indexes this replica may
+			// hold others at; the primary followed is the authority, its term
+			// older or not).
+			r.out.Cover(ruleNewTerm)
+			r.out.Send(from, SyncReq{})
+			return
+		}
+		r.S.Term, r.S.TermOf = m.Term, m.TermOf // nothing held yet: the term's first request is the first
 	}
 	k := m.ID
 	switch {
 	case m.Index <= r.S.Applied:
 		// already applied (or covered by a snapshot)
+		r.out.Cover(ruleApplied)
 	case m.Index == r.S.Applied+1:
+		r.out.Cover(ruleApply)
 		r.apply(m.Op)
 		r.S.Dup[k] = m.Resp
 		r.S.Applied = m.Index
@@ -639,20 +874,30 @@ func (r *Replica) applyDone(from sim.NodeID, m DoneMsg) {
 		r.save()
 		r.out.Observe(ObsApply, Exec{Group: r.O.Group, ID: k, Client: m.Client, Seq: m.Seq, Op: m.Op, Resp: m.Resp, Index: m.Index})
 	default:
+		r.out.Cover(ruleGap)
 		r.out.Send(from, SyncReq{})
 		return
 	}
-	r.out.Send(from, BackupAck{ID: k, Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
+	r.ack(from, BackupAck{ID: k, Client: m.Client, Seq: m.Seq, Index: r.S.Applied})
 }
 
-// respond answers a request's client (none for a primary's own steps).
-func (r *Replica) respond(m Request, v int64) {
+// ack acknowledges to the primary that this backup holds every request up to m.Index.
+func (r *Replica) ack(to sim.NodeID, m BackupAck) {
+	r.out.Observe(ObsAck, Ack{Group: r.O.Group, To: to, Index: m.Index, Applied: r.S.Applied})
+	r.out.Send(to, m)
+}
+
+// respond answers a request's client (none for a primary's own steps): the request
+// in progress (its index), or a duplicate (index 0).
+func (r *Replica) respond(m Request, v int64, index int64) {
 	if m.Client < 0 {
 		return
 	}
+	r.out.Observe(ObsRespond, Answer{Group: r.O.Group, ID: m.ID, Index: index, Dup: index == 0})
 	r.out.Send(m.Client, Response{ID: m.ID, Client: m.Client, Seq: m.Seq, Val: v})
 	if r.O.Flow != nil && strings.HasPrefix(m.ID, PrefixTransition) {
 		if inst, hop, ok := r.hopOf(m.Op.Key); ok {
+			r.out.Cover(ruleTransAck)
 			r.out.Observe(ObsAnswer, Task{Group: r.O.Group, Inst: inst, Hop: hop, Name: r.O.Flow.Route[hop].Task})
 		}
 	}
@@ -668,7 +913,7 @@ func (r *Replica) apply(op Op) int64 {
 }
 
 func (r *Replica) save() {
-	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied})
+	r.out.Store("state", Snapshot{Store: cloneMap(r.S.Store), Dup: cloneMap(r.S.Dup), Applied: r.S.Applied, Term: r.S.Term, TermOf: r.S.TermOf})
 }
 
 // Final returns a replica's store and whether it is primary (for the checkers at the

@@ -2,7 +2,6 @@ package replication
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -123,7 +122,7 @@ func (r *Replica) drive() {
 	}
 	for _, k := range sortedKeys(r.S.Store) {
 		inst, hop, ok := r.hopOf(k)
-		if !ok || r.O.Policy.on(func(p *Policy) bool { return p.NoResume }) && slices.Contains(r.S.Inherited, k) {
+		if !ok || !r.O.Policy.moves(r, k) {
 			continue
 		}
 		h := f.Route[hop]
@@ -131,20 +130,24 @@ func (r *Replica) drive() {
 		case Queued:
 			if i := r.S.SideDone[k]; i < len(h.Calls) {
 				t := h.Calls[i]
+				r.out.Cover(ruleSideCall)
 				r.out.Observe(ObsSideCall, Task{Group: r.O.Group, Inst: inst, Hop: hop, Name: h.Task, To: t.Group})
 				r.startCall(k, false, t, Request{ID: k + "/" + t.Group, Client: r.me, Op: Op{Key: k, Write: true, Val: int64(hop)}})
 				return
 			}
+			r.out.Cover(ruleRan)
 			r.S.Queue = append(r.S.Queue, Request{ID: PrefixRan + k, Client: -1, Op: Op{Key: k, Write: true, Val: Ran}})
 			r.next()
 			return
 		case Ran:
 			if hop+1 >= len(f.Route) {
+				r.out.Cover(ruleRouteEnd)
 				continue // the route's end: the instance is complete
 			}
 			// §4.4 step 1: the primary predecessor requests the transition from the
 			// primary successor.
 			nx := f.Route[hop+1]
+			r.out.Cover(ruleTransition)
 			r.out.Observe(ObsTransition, Task{Group: r.O.Group, Inst: inst, Hop: hop, Name: h.Task, To: nx.Group})
 			r.startCall(k, true, Target{Group: nx.Group}, TransitionRequest(inst, hop+1, r.me))
 			return
@@ -157,9 +160,9 @@ func (r *Replica) startCall(k string, fwd bool, t Target, req Request) {
 	// earlier call's lookup is not taken for this one's.
 	r.S.Call, r.S.CallKey, r.S.CallFwd = &Call{Group: t.Group, Active: t.Active, Req: req, Lk: r.S.CallLk}, k, fwd
 	r.S.Call.Start(r.out, r.O.Registries, nil)
-	if !r.O.Policy.on(func(p *Policy) bool { return p.NoRetry }) {
-		// §4.5.2, §4.5.3: an unanswered call is made again to the primary found anew.
-		r.out.SetTimer("call", r.O.Lease/3)
+	// §4.5.2, §4.5.3: an unanswered call is made again to the primary found anew.
+	if d := r.O.Policy.callRetry(r.O.Lease); d > 0 {
+		r.out.SetTimer("call", d)
 	}
 }
 
@@ -168,8 +171,10 @@ func (r *Replica) startCall(k string, fwd bool, t Target, req Request) {
 func (r *Replica) callDone() {
 	k := r.S.CallKey
 	if r.S.CallFwd {
+		r.out.Cover(ruleHanded)
 		r.S.Queue = append(r.S.Queue, Request{ID: PrefixHanded + k, Client: -1, Op: Op{Key: k, Write: true, Val: HandedOver}})
 	} else {
+		r.out.Cover(ruleSideDone)
 		r.S.SideDone[k]++
 	}
 	r.stopCall()
@@ -185,16 +190,16 @@ func (r *Replica) stopCall() {
 	}
 }
 
-// inherit notes, when a replica becomes primary, the instances it takes over (only the
-// planted NoResume bug uses it).
-func (r *Replica) inherit() {
-	r.S.Inherited = nil
-	if r.O.Flow == nil {
-		return
-	}
-	for _, k := range sortedKeys(r.S.Store) {
-		if _, _, ok := r.hopOf(k); ok && r.S.Store[k] != HandedOver {
-			r.S.Inherited = append(r.S.Inherited, k)
+// resume: a new primary moves on every instance its group holds from its replicated
+// status (§4.5.1, §4.5.3: it recovers from where the old primary stopped).
+func (r *Replica) resume() {
+	if r.O.Flow != nil {
+		for k, v := range r.S.Store {
+			if _, hop, ok := r.hopOf(k); ok && (v == Queued || v == Ran && hop+1 < len(r.O.Flow.Route)) {
+				r.out.Cover(ruleFlowResume)
+				break
+			}
 		}
 	}
+	r.drive()
 }

@@ -137,12 +137,14 @@ func TestTaskObservedInItsRanStep(t *testing.T) {
 }
 
 // RP-2 §5.3.3 (handle_failure looks the group up again, then invokes again): the
-// property passes on a run in which a passive call is refused by a replica that is not
-// the primary, and fails on the same run with the call's lookup after the refusal
-// taken out (the seed-5 mutant's behaviour: the call waits for its re-send timer).
+// property passes on a run of the default swarm in which passive calls are refused by
+// a replica that is not the primary (seed 8), and fails on the same run with the
+// call's lookup after the refusal taken out (the seed-5 mutant's behaviour: the call
+// waits for its re-send timer). TestSwarmCatchesPlantedBugs plants the same slip in
+// the front ends and the default swarm catches it.
 func TestRefusedCallLooksAgain(t *testing.T) {
 	const prop = "RP-2 a call refused by a non-primary looks again"
-	check, rep := recheck(t, "replication/drift-pause", 25, nil, prop)
+	check, rep := recheck(t, "replication/swarm", 8, nil, prop)
 	if err := check(keep); err != nil {
 		t.Fatalf("the protocol's own run: %v", err)
 	}

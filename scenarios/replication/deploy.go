@@ -5,7 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/simrun-dev/simrun/faults"
 	rp "github.com/simrun-dev/simrun/protocols/replication"
+	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -26,6 +28,10 @@ type deployment struct {
 	// notify) instead of simrun's polling.
 	thesis bool
 	group  map[sim.NodeID]*group
+	// plan is the run's fault plan (triggers read it to keep a minority down).
+	plan faults.Plan
+	// bug is the -p bug= value (a planted bug's handle wraps the nodes it is for).
+	bug string
 }
 
 // group is one replica group.
@@ -48,6 +54,29 @@ type client struct {
 
 func newDeployment(period, lease time.Duration, pol *rp.Policy) *deployment {
 	return &deployment{period: period, lease: lease, policy: pol, notify: true, group: map[sim.NodeID]*group{}}
+}
+
+// deploymentFor returns a scenario's deployment once what every replication scenario
+// reads is checked: the parameters read so far, the ping period against a round trip
+// (checkPeriod) and the planted bug (-p bug).
+func deploymentFor(p *scenarios.Params, period, lease time.Duration) (*deployment, error) {
+	bug := p.String("bug")
+	pol, err := Policy(bug)
+	if err != nil {
+		return nil, err
+	}
+	if p.Err() != nil {
+		return nil, p.Err()
+	}
+	if err := checkPeriod(period); err != nil {
+		return nil, err
+	}
+	if err := checkLease("lease", lease); err != nil {
+		return nil, err
+	}
+	d := newDeployment(period, lease, pol)
+	d.bug = bug
+	return d, nil
 }
 
 func (d *deployment) registry(name string) {
@@ -73,7 +102,7 @@ func (d *deployment) replicas(name string, active bool, nodes ...string) *group 
 		if active {
 			nw = rp.NewActiveReplica(g.o)
 		}
-		d.nodes = append(d.nodes, sim.NodeSpec{Name: n, New: nw})
+		d.nodes = append(d.nodes, sim.NodeSpec{Name: n, New: plant(d.bug, false, nw)})
 	}
 	d.groups = append(d.groups, g)
 	return g
@@ -86,7 +115,7 @@ func (d *deployment) client(name string, g *group, ops []rp.Op, retry, think tim
 	if think > 0 {
 		c = rp.NewThinkingClient(g.o, ops, retry, think)
 	}
-	d.nodes = append(d.nodes, sim.NodeSpec{Name: name, New: c})
+	d.nodes = append(d.nodes, sim.NodeSpec{Name: name, New: plant(d.bug, true, c)})
 }
 
 func (d *deployment) byName(n string) (sim.NodeID, bool) {
@@ -110,7 +139,7 @@ func (d *deployment) primary(k *sim.Kernel, g *group) sim.NodeID {
 		if !k.Up(n) {
 			continue
 		}
-		switch s := k.NodeState(n).(type) {
+		switch s := unwrap(k.NodeState(n)).(type) {
 		case *rp.Replica:
 			if s.S.Primary {
 				return n
@@ -154,8 +183,11 @@ type trigger struct {
 	restart time.Duration
 	// slow: instead of crashing the victims, delay every message sent to them by
 	// slow.extra for slow.span (the links stay reliable: the messages arrive late)
-	slow   *slowLinks
-	groups []string // the groups whose failover the table reports
+	slow *slowLinks
+	// crashSend: crash the victims part-way through their next call that sends
+	// anything within this window (a crash-send; 0: a crash at once)
+	crashSend time.Duration
+	groups    []string // the groups whose failover the table reports
 
 	fired   bool
 	firedAt sim.Time
@@ -166,10 +198,12 @@ type trigger struct {
 // slowLinks is a delay on every link into a node, for a while.
 type slowLinks struct{ extra, span time.Duration }
 
-// triggers returns a Setup.Stop hook that fires the triggers (it never stops the run).
+// triggers returns a Setup.Stop hook that records the nodes' crashes and restarts
+// (watch) and fires the triggers (it never stops the run).
 func (e *env) triggers() func(k *sim.Kernel) bool {
 	seen := 0
 	return func(k *sim.Kernel) bool {
+		e.watch(k)
 		h := k.History()
 		for _, t := range e.trig {
 			if t.fired || (t.at > 0 && k.Now() < t.at) {
@@ -198,8 +232,13 @@ func (e *env) triggers() func(k *sim.Kernel) bool {
 					continue
 				}
 				t.crashed = append(t.crashed, n)
-				e.crashAt[n] = append(e.crashAt[n], k.Now())
-				k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrash, Node: n})
+				if t.crashSend > 0 {
+					// the victim's next call that sends anything within the window is
+					// cut short: a prefix of its sends leaves, then it crashes
+					k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrashSend, Node: n, For: t.crashSend})
+				} else {
+					k.Schedule(k.Now(), sim.Fault{Kind: sim.FaultCrash, Node: n})
+				}
 				if t.restart > 0 {
 					k.Schedule(k.Now().Add(t.restart), sim.Fault{Kind: sim.FaultRestart, Node: n})
 				}

@@ -141,20 +141,10 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	ni, nr := p.IntRange("instances", 1, 200), p.IntRange("replicas", 1, 5)
 	every := p.PositiveDuration("every")
 	period, lease, retry, bound := p.PositiveDuration("period"), p.PositiveDuration("lease"), p.PositiveDuration("retry"), p.PositiveDuration("bound")
-	pol, err := Policy(p.String("bug"))
+	d, err := deploymentFor(p, period, lease)
 	if err != nil {
 		return nil, err
 	}
-	if p.Err() != nil {
-		return nil, p.Err()
-	}
-	if err := checkPeriod(period); err != nil {
-		return nil, err
-	}
-	if err := checkLease("lease", lease); err != nil {
-		return nil, err
-	}
-	d := newDeployment(period, lease, pol)
 	d.flow = simpleFlow
 	if k.table61 {
 		// the thesis' own membership (§5.2.2), or its future work's notices
@@ -187,14 +177,7 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 			d.replicas(g, false, ns...)
 		}
 	}
-	var create []rp.Op
-	for i := 0; i < ni; i++ {
-		inst := fmt.Sprintf("SimpleFlow%d", i)
-		d.instances = append(d.instances, inst)
-		create = append(create, rp.TransitionRequest(inst, 0, -1).Op)
-	}
-	d.client("user", d.groupNamed("manager"), create, retry, every, false)
-	d.client("clerk", d.groupNamed("worklist"), kvOps(b.Seed, 1, 2*ni), retry, every/2, true)
+	flowClients(b, d, ni, every, retry)
 	var plan faults.Plan
 	if k.plan != nil {
 		if plan, err = b.FaultPlan(func() (faults.Plan, error) { return k.plan(b, d) }); err != nil {
@@ -207,44 +190,73 @@ func flowSetup(b *scenarios.Build, k flowKind) (*scenarios.Setup, error) {
 	if k.trig != nil {
 		e.trig = k.trig(d)
 	}
+	return e.flowSetup(ni, every, bound), nil
+}
+
+// flowClients adds the user creating ni instances, one every every, through the
+// manager group, and a clerk calling the worklist twice as often (checked: RP-P3).
+func flowClients(b *scenarios.Build, d *deployment, ni int, every, retry time.Duration) {
+	var create []rp.Op
+	prefix := "SimpleFlow"
+	if d.flow != simpleFlow {
+		prefix = "flow"
+	}
+	for i := 0; i < ni; i++ {
+		inst := fmt.Sprintf("%s%d", prefix, i)
+		d.instances = append(d.instances, inst)
+		create = append(create, rp.TransitionRequest(inst, 0, -1).Op)
+	}
+	d.client("user", d.groupNamed("manager"), create, retry, every, false)
+	d.client("clerk", d.groupNamed("worklist"), kvOps(b.Seed, 1, 2*ni), retry, every/2, true)
+}
+
+// flowSetup returns a workflow run's setup: the properties every run checks and the
+// workflow's own.
+func (e *env) flowSetup(ni int, every, bound time.Duration) *scenarios.Setup {
 	end := sim.Time(100*time.Millisecond + time.Duration(ni)*every + 3*time.Second)
-	until := max(end, plan.Settled().At).Add(bound)
+	until := max(end, e.plan.Settled().At).Add(bound)
 	s := e.setup(bound, until)
 	s.Properties = append(s.Properties,
 		scenarios.Bounded("RP-P1 every instance completes", bound, e.instances),
 		checker.Property{Name: "RP-P1 every task once", Class: checker.Safety, NeedsCompleteRun: true, Check: e.tasksOnce},
 		checker.Property{Name: "RP-4 one call per step and primary term", Class: checker.Safety, Check: e.callsOnce})
 	s.Workload = func(kk *sim.Kernel) {
-		for _, c := range d.clients {
+		for _, c := range e.d.clients {
 			kk.Inject(sim.Time(100*time.Millisecond), c.node, rp.Go{})
 		}
 	}
-	return s, nil
+	return s
 }
 
 // instances: each instance the user created completes (the manager runs the route's
-// last hop) within the bound after its creation was acknowledged.
+// last hop) within the bound after its creation was acknowledged. (An instance may
+// complete before the user hears of its creation: a user that crashed re-sends the
+// request and gets the stored answer late.)
 func (e *env) instances(r *checker.Run) []scenarios.Item {
 	last := len(e.d.flow.Route) - 1
 	var items []scenarios.Item
 	at := map[string]int{}
+	done := map[string]sim.Time{}
 	for _, o := range r.History() {
-		switch v := o.Value.(type) {
-		case rp.ClientOp:
-			if o.Kind != rp.ObsReturn || !strings.HasSuffix(v.Op.Key, "#0") {
-				continue
+		if v, ok := o.Value.(rp.Task); ok && o.Kind == rp.ObsTask && v.Hop == last {
+			if _, seen := done[v.Inst]; !seen {
+				done[v.Inst] = o.Time
 			}
-			inst, _, _ := rp.ParseInstKey(v.Op.Key)
-			if _, ok := at[inst]; !ok {
-				at[inst] = len(items)
-				items = append(items, scenarios.Item{Name: "instance " + inst, Start: o.Time})
+		}
+	}
+	for _, o := range r.History() {
+		v, ok := o.Value.(rp.ClientOp)
+		if !ok || o.Kind != rp.ObsReturn || !strings.HasSuffix(v.Op.Key, "#0") {
+			continue
+		}
+		inst, _, _ := rp.ParseInstKey(v.Op.Key)
+		if _, ok := at[inst]; !ok {
+			at[inst] = len(items)
+			it := scenarios.Item{Name: "instance " + inst, Start: o.Time}
+			if t, ok := done[inst]; ok {
+				it.Completed, it.Done = true, max(t, o.Time)
 			}
-		case rp.Task:
-			if o.Kind == rp.ObsTask && v.Hop == last {
-				if i, ok := at[v.Inst]; ok && !items[i].Completed {
-					items[i].Completed, items[i].Done = true, o.Time
-				}
-			}
+			items = append(items, it)
 		}
 	}
 	return items

@@ -1,7 +1,7 @@
 package rpscen
 
 import (
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/simrun-dev/simrun/model"
@@ -19,16 +19,22 @@ func checkModel(t *testing.T, params map[string]string, o model.Options) *model.
 	return res
 }
 
-// `simrun check replication`: 2 replicas, a registry, a client's write, a crash, 6
-// ticks, explored exhaustively: every invariant holds and a failover after an answer
-// is witnessed. The count is pinned for 1 and 2 workers.
-func TestModelExhaustive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no exhaustive model check (TestModelCatchesNoDup and the planted bugs still explore)")
+// The portfolio's cheapest configuration (one replica, two registries: their answers
+// come one by one, so the replica is listed alone and waits before it claims),
+// explored exhaustively with 1 and 2 workers: the same state count, pinned. (The
+// coverage test checks every configuration of the portfolio.)
+func TestModelRegistriesPinned(t *testing.T) {
+	m, err := model.Lookup("replication")
+	if err != nil {
+		t.Fatal(err)
 	}
-	const distinct = 497613
+	i := slices.IndexFunc(m.Portfolio, func(c model.Config) bool { return c.Name == cheapest })
+	if testing.Short() {
+		t.Skip("-short: TestCoverage checks the configuration once")
+	}
+	const distinct = 47288
 	for _, w := range []int{1, 2} {
-		res := checkModel(t, nil, model.Options{Workers: w, MaxStates: scenariotest.Bound(distinct)})
+		res := checkModel(t, m.Portfolio[i].Params, model.Options{Workers: w, MaxStates: scenariotest.Bound(distinct)})
 		if res.Outcome != model.Complete || res.Violation != nil {
 			t.Fatalf("%d workers: outcome %v, violation %v", w, res.Outcome, res.Violation)
 		}
@@ -43,115 +49,66 @@ func TestModelExhaustive(t *testing.T) {
 	}
 }
 
-// A primary without the duplicate check executes the client's re-sent request again
-// after a failover: BFS finds it, the shortest counterexample pinned.
-func TestModelCatchesNoDup(t *testing.T) {
-	res := checkModel(t, map[string]string{"bug": "no-dup"}, model.Options{})
-	if res.Violation == nil || res.Violation.Name != "RP-P1 exactly once" {
-		t.Fatalf("violation %v, want RP-P1 exactly once", res.Violation)
-	}
-	if res.Violation.Depth != 63 {
-		t.Errorf("counterexample depth %d, pinned 63", res.Violation.Depth)
-	}
-}
-
-// Crash-recovery with three replicas is too large to explore exhaustively; seeded
-// random walks over twelve ticks find no violation and reach a failover after an
-// answer. So is active replication with crash-recovery: a bounded depth-first search
-// finds no violation.
-func TestModelWalksRestart(t *testing.T) {
-	res := checkModel(t, map[string]string{"replicas": "3", "restart": "true", "ticks": "12"}, model.Options{Strategy: model.Random, Walks: 300, Seed: 1, MaxDepth: 600})
-	if res.Violation != nil {
-		t.Fatalf("violation: %v", res.Violation.Name)
-	}
-	// Active replication with crash-recovery (several million states): the first
-	// 400 000 states a depth-first search reaches, where a replica back from a crash
-	// must fetch what it missed, hold every invariant.
-	if testing.Short() {
-		t.Log("-short: the bounded DFS of active replication (about 10 s) runs in the full suite; the walks above ran")
-		return
-	}
-	res = checkModel(t, map[string]string{"mode": "active", "restart": "true"}, model.Options{Strategy: model.DFS, MaxStates: 400_000})
-	if res.Violation != nil {
-		t.Fatalf("active, restart: violation: %v", res.Violation.Name)
-	}
-	if res.Distinct < 400_000 {
-		t.Fatalf("active, restart: %d states explored, want the bound's 400 000", res.Distinct)
-	}
-}
-
-// `simrun check replication -p mode=active`: the sequencer configuration, explored
-// exhaustively (2 workers): one total order, ordered once, no lost ack and every
-// replica catching up hold, and a failover after the answers is witnessed.
-func TestModelActiveExhaustive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no exhaustive model check (TestModelCatchesNoDup and the planted bugs still explore)")
-	}
-	const distinct = 796409
-	res := checkModel(t, map[string]string{"mode": "active"}, model.Options{Workers: 2, MaxStates: scenariotest.Bound(distinct)})
-	if res.Outcome != model.Complete || res.Violation != nil {
-		t.Fatalf("outcome %v, violation %v", res.Outcome, res.Violation)
-	}
-	for _, p := range res.Properties {
-		if p.Status != model.Holds && p.Status != model.Witnessed {
-			t.Errorf("%s: %v", p.Name, p.Status)
+// Larger systems than the portfolio's, by seeded random walks (what `simrun check
+// replication --strategy random` does): three passive replicas with crash-recovery
+// and crashes cutting sends short over twelve ticks, and active replication with
+// crash-recovery; no violation.
+func TestModelWalks(t *testing.T) {
+	for _, ps := range []map[string]string{
+		{"replicas": "3", "restart": "true", "midsend": "true", "requests": "2", "ticks": "12"},
+		{"replicas": "2", "registries": "2", "notify": "false", "restart": "true", "ticks": "10"},
+		{"mode": "active", "replicas": "3", "restart": "true", "requests": "2", "ticks": "12"},
+		{"mode": "flow", "restart": "true", "midsend": "true", "ticks": "12"},
+	} {
+		if testing.Short() {
+			t.Skip("-short: no random walks")
+		}
+		res := checkModel(t, ps, model.Options{Strategy: model.Random, Walks: 300, Seed: 1, MaxDepth: 600})
+		if res.Violation != nil {
+			t.Fatalf("%v: violation: %v", ps, res.Violation.Name)
 		}
 	}
-	if res.Distinct != distinct && !scenariotest.Unpinned() {
-		t.Errorf("%d distinct states, pinned %d", res.Distinct, distinct)
-	}
 }
 
-// planted wraps an active replica with a bug planted from here: Handle replaces the
-// replica's own handling of each input.
-type planted struct {
-	R   *rp.ActiveReplica
-	Bug string
-}
-
-func (p *planted) Unwrap() sim.Node { return p.R }
-
-func (p *planted) Handle(in sim.Input, out *sim.Outbox) {
-	if in.Kind == sim.Receive {
-		switch m := in.Msg.(type) {
-		case rp.Order, rp.Orders:
-			if p.Bug == "deaf" {
-				return // drops the sequencer's orders: as a follower it never catches up
-			}
-			if o, ok := m.(rp.Order); ok && p.Bug == "garbled" {
-				o.Req.ID += "'" // a follower delivering another request at the index
-				in.Msg = o
-			}
-		case rp.Request:
-			if p.Bug == "forgetful" && p.R.S.IsSeq {
-				p.R.Handle(in, out) // orders it, then forgets it did
-				delete(p.R.S.Dup, m.ID)
+// Bugs planted from here in active replicas (every replica carries it; whichever has
+// the minimum ID orders): a follower deaf to orders never catches up, one that
+// garbles an order delivers another request at the index, and a sequencer that
+// forgets a request it ordered orders it again.
+func init() {
+	bugs["t-active-deaf"] = bug{handle: func(n sim.Node, in *sim.Input, out *sim.Outbox) bool {
+		if in.Kind == sim.Receive {
+			switch in.Msg.(type) {
+			case rp.Order, rp.Orders:
+				return true // drops the sequencer's orders
 			}
 		}
-	}
-	p.R.Handle(in, out)
+		return false
+	}}
+	bugs["t-active-garbled"] = bug{handle: func(n sim.Node, in *sim.Input, out *sim.Outbox) bool {
+		if o, ok := in.Msg.(rp.Order); ok && in.Kind == sim.Receive {
+			o.Req.ID += "'"
+			in.Msg = o
+		}
+		return false
+	}}
+	bugs["t-active-forgetful"] = bug{handle: func(n sim.Node, in *sim.Input, out *sim.Outbox) bool {
+		a := n.(*rp.ActiveReplica)
+		if m, ok := in.Msg.(rp.Request); ok && in.Kind == sim.Receive && a.S.IsSeq {
+			a.Handle(*in, out) // orders it, forgets it did, and is given it again
+			delete(a.S.Dup, m.ID)
+		}
+		return false
+	}}
 }
 
-// Each active invariant catches a bug planted from here (every replica carries it;
-// whichever has the minimum ID orders): a follower deaf to orders breaks "every
-// replica executes every request", one that garbles an order breaks the total order,
-// and a sequencer that forgets a request it ordered orders it again.
+// Each active invariant catches a bug planted from here.
 func TestModelActiveCatchesPlantedBugs(t *testing.T) {
 	for _, c := range []struct{ bug, want string }{
-		{"deaf", "RP-3 every replica executes every request"},
-		{"garbled", "RP-3 one total order"},
-		{"forgetful", "RP-P1 ordered once"},
+		{"t-active-deaf", "RP-3 every replica executes every request"},
+		{"t-active-garbled", "RP-3 one total order"},
+		{"t-active-forgetful", "RP-P1 ordered once"},
 	} {
-		sys := ModelActiveSystem(2, 1, 0, 6, nil)
-		for i := range sys.Nodes {
-			if orig := sys.Nodes[i].New; strings.HasPrefix(sys.Nodes[i].Name, "a") {
-				sys.Nodes[i].New = func() sim.Node { return &planted{R: orig().(*rp.ActiveReplica), Bug: c.bug} }
-			}
-		}
-		res, err := model.Check(sys, model.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := checkModel(t, map[string]string{"mode": "active", "crashes": "0", "bug": c.bug}, model.Options{})
 		if res.Violation == nil || res.Violation.Name != c.want {
 			t.Errorf("%s: violation %v, want %s", c.bug, res.Violation, c.want)
 		}

@@ -10,6 +10,7 @@ import (
 	rp "github.com/simrun-dev/simrun/protocols/replication"
 	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/scenarios/scenariotest"
+	"github.com/simrun-dev/simrun/sim"
 )
 
 // suite are the scenarios within the thesis' fault model (crash faults, reliable
@@ -307,12 +308,29 @@ func TestActiveRegistryRestart(t *testing.T) {
 
 // RP-2 §5.2.3: a primary that crashes, restarts (registering again, as a backup) and
 // crashes again is waited for like any replica that crashes during the claim, so the
-// failover bound runs from its second crash. Seed 4881 of swarm -p notify=false: p1
-// crashes at 1.93 s, restarts at 2.28 s and crashes at 2.294 s; p2 takes over at
-// 2.65 s, 356 ms after the second crash and 719 ms after the first (the check used to
-// count from the first, and failed this seed and three others in 20 000).
+// failover bound runs from its second crash. Found by swarm -p notify=false seed 4881
+// (before the swarm drew more): p1 crashed at 1.93 s, restarted at 2.28 s and crashed
+// at 2.294 s; p2 took over 356 ms after the second crash and 719 ms after the first
+// (the check used to count from the first). Here the same plan hits basic's primary.
 func TestFailoverAfterPrimaryRestartsAndCrashes(t *testing.T) {
-	rep, err := scenarios.RunName("replication/swarm", scenarios.Options{Seed: 4881, Params: map[string]string{"notify": "false"}})
+	ps := map[string]string{"notify": "false", "registries": "1", "clients": "3", "ops": "200"}
+	rep, err := scenarios.RunName("replication/basic", scenarios.Options{Seed: 1, Params: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var primary string
+	for _, o := range rep.Result.History {
+		if v, ok := o.Value.(rp.Role); ok && v.Primary && o.Time < sim.Time(1930*time.Millisecond) {
+			primary = rep.Result.Final[o.Node].Name
+		}
+	}
+	plan := &faults.Plan{Events: []faults.Event{
+		{At: faults.Duration(1930 * time.Millisecond), Kind: "crash", Node: primary},
+		{At: faults.Duration(2280 * time.Millisecond), Kind: "restart", Node: primary},
+		{At: faults.Duration(2294 * time.Millisecond), Kind: "crash", Node: primary},
+		{At: faults.Duration(2646 * time.Millisecond), Kind: "restart", Node: primary},
+	}}
+	rep, err = scenarios.RunName("replication/basic", scenarios.Options{Seed: 1, Params: ps, Faults: plan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,11 +339,53 @@ func TestFailoverAfterPrimaryRestartsAndCrashes(t *testing.T) {
 	}
 	for _, v := range rep.Verdicts {
 		if strings.Contains(v.Property, "failover within") {
-			if !strings.Contains(v.Detail, "1 failovers checked (the longest 355.") {
-				t.Fatalf("failover detail %q: want the one failover checked, 355 ms after the last crash", v.Detail)
+			if !strings.HasPrefix(v.Detail, "1 failovers checked") {
+				t.Fatalf("failover detail %q: want the one failover checked", v.Detail)
 			}
 			return
 		}
 	}
 	t.Fatal("no failover verdict")
+}
+
+// Swarm seeds that failed on the protocol or a property, each fixed (the seeds of the
+// default swarm as it draws now):
+//   - 40, 88: a backup that applied a done and crashed before its ack left came back
+//     before the registries dropped it; the primary waited for its ack forever (its
+//     queue, and the workflow, stopped). The primary now sends an unacknowledged done
+//     again every period.
+//   - 216: the only registry was down for more than a lease (the primary stepped
+//     down); back, it listed first the replica that registered first, a stale one,
+//     which took over alone and ran a committed transition again. A replica listed
+//     alone now waits a renewal period and a period.
+//   - 4931, 5736: a primary ran a request, crashed before its done left, came back with
+//     it at the index the next primary filled with another: same length, another
+//     history (backups equal the primary, their duplicate tables compared). States
+//     now carry the term of their history; a later term is fresher.
+//   - 1599: the agreement stage cut short: the one backup that applied a request
+//     crashed with the primary, and the request ran again on its re-send (allowed:
+//     RP-P1 now exempts a request whose holders all went down).
+//   - 6, 13: a registry crashed while a claim gathered the others' state (RP-2 no
+//     primary without a registry now judges the claim's window).
+//   - 788: an instance completed before the user, back from a crash, heard of its
+//     creation (the completion now counts whenever it came).
+//   - 218, 732: one of two replicas crashed for good: the survivor alone waits the
+//     renewal period before it claims (the failover bound now includes it).
+//   - 260, 17048: a replica back from a crash took itself for the minimum ID from a
+//     registry refilling after a crash (two sequencers; two primaries, a backup
+//     fencing off the older term's): registries now stay cold for a lease.
+//   - 10428: two replicas took over at once in the same term count: terms carry the
+//     claimer's ID, and the primary a backup follows is the authority on its history.
+//   - 10130: two concurrent claims both took over and ran one workflow step twice: a
+//     claimer asked by one with a smaller ID yields.
+//   - 6001: an answer after the registries had not yet listed a backup back from a
+//     crash (the answered-after-acks check exempts a backup down within a lease).
+//   - 1070, 6296, 12160, 17450: a replica paused past its lease (outside the model):
+//     exempt from the failover bound; its RP-P1 and RP-P4 violations are expected.
+func TestSwarmRegressions(t *testing.T) {
+	for _, seed := range []uint64{40, 88, 216, 4931, 5736, 1599, 6, 13, 788, 218, 732, 260, 17048, 10428, 10130, 6001, 1070, 6296, 12160, 17450} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			scenariotest.Seeds(t, "replication/swarm", seed, seed, nil)
+		})
+	}
 }

@@ -128,7 +128,7 @@ var kinds = []kind{
 				best := sim.NodeID(-1)
 				var hi rp.RegID
 				for _, n := range g.members {
-					if a, ok := k.NodeState(n).(*rp.ActiveReplica); ok && k.Up(n) && !a.S.IsSeq && (best < 0 || hi.Less(a.S.ID)) {
+					if a, ok := unwrap(k.NodeState(n)).(*rp.ActiveReplica); ok && k.Up(n) && !a.S.IsSeq && (best < 0 || hi.Less(a.S.ID)) {
 						best, hi = n, a.S.ID
 					}
 				}
@@ -152,7 +152,7 @@ var kinds = []kind{
 				if taking < 0 {
 					var low rp.RegID
 					for _, n := range g.members {
-						if a, ok := k.NodeState(n).(*rp.ActiveReplica); ok && k.Up(n) && (taking < 0 || a.S.ID.Less(low)) {
+						if a, ok := unwrap(k.NodeState(n)).(*rp.ActiveReplica); ok && k.Up(n) && (taking < 0 || a.S.ID.Less(low)) {
 							taking, low = n, a.S.ID
 						}
 					}
@@ -189,7 +189,7 @@ var kinds = []kind{
 	// RP-1 and RP-2 §5.4.1: the registries are volatile and may all be down; while
 	// none is up no replica becomes primary (checked on every run), and the views they
 	// give while the renewals refill them differ.
-	{name: "registry-restart", help: "passive, five replicas, 1 or 2 registries (drawn from the seed): the primary crashes for good, and as a backup claims the role (§5.2.3) a replica it waits for crashes for good, and every registry crashes and restarts empty one to three periods later (times drawn from the seed): no replica may become primary while no registry is up (§5.4.1), and until the renewals refill them the registries list only some of the group, so the replicas' views differ while the claim goes on; the clients pause 100ms between calls, so requests race the failover", suite: true, plan: noFaults, think: 100 * time.Millisecond,
+	{name: "registry-restart", help: "passive, five replicas, 1 or 2 registries (drawn from the seed): the primary crashes for good, and as a backup claims the role (§5.2.3) a replica it waits for crashes for good, and every registry crashes and restarts empty one to three periods later (times drawn from the seed): no replica may become primary while no registry is up (§5.4.1), and the registries stay cold (answer no lookup) for a lease while the renewals refill them; the clients pause 100ms between calls, so requests race the failover", suite: true, plan: noFaults, think: 100 * time.Millisecond,
 		trig: func(seed uint64, d *deployment) []*trigger {
 			r := sim.Stream(seed, "rp-registry-restart")
 			t0 := 700*time.Millisecond + time.Duration(r.Int64Range(0, int64(500*time.Millisecond)))
@@ -231,7 +231,7 @@ var kinds = []kind{
 				best := sim.NodeID(-1)
 				var lo rp.RegID
 				for _, n := range g.members {
-					if s, ok := k.NodeState(n).(*rp.Replica); ok && k.Up(n) && !s.S.Primary && (best < 0 || s.S.ID.Less(lo)) {
+					if s, ok := unwrap(k.NodeState(n)).(*rp.Replica); ok && k.Up(n) && !s.S.Primary && (best < 0 || s.S.ID.Less(lo)) {
 						best, lo = n, s.S.ID
 					}
 				}
@@ -275,31 +275,7 @@ var kinds = []kind{
 			}
 			return p, nil
 		}},
-	{name: "swarm", help: "drawn from the seed: passive or active, 2-5 replicas, 1-3 registries, 1-3 clients (half the seeds with a think time between calls), and crashes of a minority of replicas and of registries at a time (the thesis' fault model: crash faults, reliable links)", suite: true,
-		plan: func(b *scenarios.Build, d *deployment) (faults.Plan, error) {
-			g := kvGroup(d)
-			l := faults.DefaultParams(3 * time.Second)
-			l.Partitions, l.Spikes = 0, 0
-			l.Crashes, l.MaxDown = 4, (len(g.names)-1)/2
-			l.MeanDown = 600 * time.Millisecond
-			l.Start = 200 * time.Millisecond
-			if l.MaxDown == 0 {
-				return faults.Plan{}, nil
-			}
-			p, err := faults.Generate(b.Seed, g.names, faults.Swarm(b.Seed, l))
-			if err != nil || len(d.regNames) < 2 {
-				return p, err
-			}
-			r := sim.Stream(b.Seed, "registry-crash")
-			if r.Float64() < 0.5 {
-				at := 300*time.Millisecond + time.Duration(r.Int64Range(0, int64(2*time.Second)))
-				reg := d.regNames[int(r.Int64Range(0, int64(len(d.regNames)-1)))]
-				p.Events = append(p.Events, faults.Event{At: faults.Duration(at), Kind: "crash", Node: reg},
-					faults.Event{At: faults.Duration(at + 400*time.Millisecond), Kind: "restart", Node: reg})
-				slices.SortStableFunc(p.Events, func(a, b faults.Event) int { return int(a.At - b.At) })
-			}
-			return p, nil
-		}},
+	swarmKind,
 }
 
 func clientNames(d *deployment) []string {
@@ -354,43 +330,18 @@ func checkLease(name string, lease time.Duration) error {
 	return nil
 }
 
-// Policy returns the bug a -p bug=… value names.
-func Policy(name string) (*rp.Policy, error) {
-	switch name {
-	case "none":
-		return nil, nil
-	case "no-dup":
-		return &rp.Policy{NoDupCheck: true}, nil
-	case "ack-early":
-		return &rp.Policy{AckEarly: true}, nil
-	case "no-stepdown":
-		return &rp.Policy{NoStepDown: true}, nil
-	case "no-resume":
-		return &rp.Policy{NoResume: true}, nil
-	case "no-retry":
-		return &rp.Policy{NoRetry: true}, nil
-	}
-	return nil, fmt.Errorf("parameter bug=%q: want none, no-dup, ack-early, no-stepdown, no-resume or no-retry", name)
-}
-
 func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
+	if k.name == "swarm" && swarmIsFlow(b.Seed) {
+		return flowSwarm(b)
+	}
 	p := b.Params
 	nr, ng, nc := p.IntRange("replicas", 1, 9), p.IntRange("registries", 1, 5), p.IntRange("clients", 1, 50)
 	ops := p.IntRange("ops", 0, 10_000)
 	period, lease, retry, bound := p.PositiveDuration("period"), p.PositiveDuration("lease"), p.PositiveDuration("retry"), p.PositiveDuration("bound")
 	mode := p.String("mode")
 	notify := p.Bool("notify")
-	pol, err := Policy(p.String("bug"))
+	d, err := deploymentFor(p, period, lease)
 	if err != nil {
-		return nil, err
-	}
-	if p.Err() != nil {
-		return nil, p.Err()
-	}
-	if err := checkPeriod(period); err != nil {
-		return nil, err
-	}
-	if err := checkLease("lease", lease); err != nil {
 		return nil, err
 	}
 	if mode != "passive" && mode != "active" {
@@ -422,20 +373,10 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 		active, mode = false, "passive"
 	}
 	if k.name == "swarm" {
-		r := sim.Stream(b.Seed, "rp-swarm")
-		active = r.Float64() < 0.5
-		nr, ng, nc = int(r.Int64Range(2, 5)), int(r.Int64Range(1, 3)), int(r.Int64Range(1, 3))
-		mode = map[bool]string{false: "passive", true: "active"}[active]
-		notes = append(notes, fmt.Sprintf("%s replication, %d replicas, %d registries, %d clients", mode, nr, ng, nc))
-		// Half the seeds' clients pause between calls (10-150 ms), so their requests
-		// go on through the crashes (3 s of them) instead of ending in the first half
-		// second: failovers then race with requests in flight.
-		if t := sim.Stream(b.Seed, "rp-swarm-think"); t.Float64() < 0.5 {
-			think = time.Duration(t.Int64Range(int64(10*time.Millisecond), int64(150*time.Millisecond)))
-			notes = append(notes, fmt.Sprintf("clients think %v between calls", think))
-		}
+		sh := drawKV(b.Seed, p)
+		active, nr, ng, nc, think, notify, retry = sh.active, sh.replicas, sh.registries, sh.clients, sh.think, sh.notify, sh.retry
+		notes = append(notes, sh.notes...)
 	}
-	d := newDeployment(period, lease, pol)
 	d.notify = notify
 	for i := 1; i <= ng; i++ {
 		d.registry(fmt.Sprintf("r%d", i))
@@ -452,6 +393,7 @@ func kvSetup(b *scenarios.Build, k kind) (*scenarios.Setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.plan = plan
 	e := newEnv(d, plan, period, lease)
 	if k.trig != nil {
 		e.trig = k.trig(b.Seed, d)
