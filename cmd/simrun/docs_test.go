@@ -180,7 +180,7 @@ func buildTools(dir string) error {
 	for _, b := range []struct{ dir, out, pkg string }{
 		{".", "simrun", "."},
 		{filepath.Join(repoRoot, "examples", "quorum"), "quorum", "./cmd/quorum"},
-		{repoRoot, "mutate", "./internal/mutate"},
+		{repoRoot, "mutate", "./tools/mutate"},
 	} {
 		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, b.out), b.pkg)
 		cmd.Dir = b.dir
@@ -306,7 +306,7 @@ func runDocCommand(b bounds, bin, root, dir string, c docCommand) (string, time.
 		return "", 0 // the set-up, which the fresh-clone check in the notes covers
 	case strings.HasPrefix(cmd, "go test"):
 		return checkGoTest(root, cmd), 0
-	case strings.HasPrefix(cmd, "go run ./internal/mutate "):
+	case strings.HasPrefix(cmd, "go run ./tools/mutate "):
 		return checkMutate(bin, root, cmd), 0
 	case strings.HasPrefix(cmd, "simrun explore "):
 		return runExplore(bin, dir, cmd), 0
@@ -426,7 +426,7 @@ func checkGoTest(root, cmd string) string {
 // checkMutate runs a mutation pass's command with -list (the mutants, not their
 // tests: a pass takes minutes) and checks that the tests its -run names exist.
 func checkMutate(bin, root, cmd string) string {
-	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./internal/mutate "))
+	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./tools/mutate "))
 	for i := range args {
 		args[i] = strings.Trim(args[i], "'")
 	}

@@ -269,7 +269,7 @@ func TestModelCatchesUnvoteWithoutTid(t *testing.T) {
 
 // The model's properties in small configurations that finish in seconds, for the
 // system-level checks (the mutation pass runs them with the sweeps, comparing verdicts
-// only; see internal/mutate): the default stage {n0,n1,n2} without crashes; EO-8
+// only; see tools/mutate): the default stage {n0,n1,n2} without crashes; EO-8
 // itself, basic and majority variants (with EO-8 and no crash, no observer ever
 // selects itself: a live worker always answers ARE_YOU_THERE, so no voter answers
 // COND_YES; with a crash, `simrun check exactlyonce -p selection=protocol` explores

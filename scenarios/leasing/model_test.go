@@ -148,7 +148,7 @@ func TestModelBadInput(t *testing.T) {
 // TestModelProperties: the model's properties, not its counts, in the default and
 // the discovery configurations — the model-checking part of the system-level checks
 // (the mutation pass runs them with the sweeps and generated plans; see
-// internal/mutate). Every invariant holds and every witness is reached.
+// tools/mutate). Every invariant holds and every witness is reached.
 func TestModelProperties(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the discrete-time leasing models (about 40 s) run in the full suite")

@@ -442,7 +442,7 @@ func (r *recorder) FailNow()          { r.failed = true; panic(errStop) }
 func (r *recorder) Fail()             { r.failed = true }
 func (r *recorder) Failed() bool      { return r.failed }
 
-// MutantEnv is the environment variable internal/mutate sets for the tests it runs
+// MutantEnv is the environment variable tools/mutate sets for the tests it runs
 // against a mutant.
 const MutantEnv = "SIMRUN_MUTANT"
 

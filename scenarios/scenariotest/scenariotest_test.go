@@ -256,7 +256,7 @@ func TestPlansDemo(t *testing.T) {
 	Plans(t, "demo/faults", Options{Checks: 100})
 }
 
-// Under a mutation pass (internal/mutate sets SIMRUN_MUTANT) pinned counts are not
+// Under a mutation pass (tools/mutate sets SIMRUN_MUTANT) pinned counts are not
 // compared and the bound is four times the count; otherwise twice.
 func TestUnpinnedUnderMutationPass(t *testing.T) {
 	t.Setenv(MutantEnv, "")

@@ -6,7 +6,7 @@
 // fail on is killed; one they pass is a survivor: a bug the checks would let through
 // (or an equivalent change, which only a reader can tell).
 //
-//	go run ./internal/mutate -pkg ./protocols/winkowski -test ./scenarios/winkowski \
+//	go run ./tools/mutate -pkg ./protocols/winkowski -test ./scenarios/winkowski \
 //	    -run 'Seeds|Plans|Model' -n 30 -seed 1
 //
 // Mutants are enumerated in file and position order and sampled by -seed, so a pass is
@@ -200,7 +200,7 @@ func main() {
 	exclude := flag.String("exclude", "", "comma-separated `FILES` (base names) not to mutate: workload drivers that are part of the test harness, say")
 	flag.Parse()
 	if *pkg == "" || flag.NArg() > 0 || *n < 0 || *timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "mutate: usage: go run ./internal/mutate -pkg DIR [-test PKGS] [-run REGEXP] [-n N] [-seed S] [-only N,N] [-timeout D] [-list]")
+		fmt.Fprintln(os.Stderr, "mutate: usage: go run ./tools/mutate -pkg DIR [-test PKGS] [-run REGEXP] [-n N] [-seed S] [-only N,N] [-timeout D] [-list]")
 		os.Exit(2)
 	}
 	dir, err := filepath.Abs(*pkg)

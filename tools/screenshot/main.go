@@ -1,7 +1,7 @@
 // Command screenshot takes a PNG of simrun explore's page, for the README and docs/:
 //
 //	go run ./cmd/simrun check exactlyonce -p bug=put-on-prepare --trace /tmp/cex.jsonl
-//	go run ./internal/screenshot -o docs/figures/explore.png /tmp/cex.jsonl '#step=5'
+//	go run ./tools/screenshot -o docs/figures/explore.png /tmp/cex.jsonl '#step=5'
 //
 // It serves the explorer in-process on a loopback port (as simrun explore does, with
 // the same scenarios and models registered) and has headless Chromium (Debian's
