@@ -118,6 +118,26 @@ func Register(s *Scenario) {
 	registry[s.Name] = s
 }
 
+// SetBugs records the planted variants (-p bug=NAME) of the scenarios named, "none"
+// left out (a protocol package calls it from its bug list's init, before or after it
+// registers them).
+func SetBugs(bugs []string, names ...string) {
+	bugs = slices.DeleteFunc(slices.Clone(bugs), func(b string) bool { return b == "none" })
+	for _, n := range names {
+		bugsOf[n] = bugs
+	}
+}
+
+var bugsOf = map[string][]string{}
+
+// PlantedBugs returns the scenario's planted variants (Bugs, or what SetBugs recorded).
+func (s *Scenario) PlantedBugs() []string {
+	if len(s.Bugs) > 0 {
+		return s.Bugs
+	}
+	return bugsOf[s.Name]
+}
+
 // All returns every scenario sorted by name.
 func All() []*Scenario {
 	out := make([]*Scenario, 0, len(registry))

@@ -585,7 +585,10 @@ func (k *Kernel) feature(n NodeID, in Input) {
 	case Timeout:
 		h = Mix64(h ^ hashString(string(in.Timer)))
 	}
-	f := Mix64(uint64(n)<<32 ^ rt.lastIn ^ Mix64(h))
+	// Not the node's index: a swarm draws its topology from the seed, and a shape is
+	// new when the protocol does something new, not when a new seed numbers its
+	// nodes otherwise.
+	f := Mix64(rt.lastIn ^ Mix64(h))
 	for _, id := range k.out.cover {
 		f = Mix64(f ^ uint64(id+1))
 	}

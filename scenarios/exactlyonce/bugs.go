@@ -2,6 +2,7 @@ package eoscen
 
 import (
 	"fmt"
+	"github.com/simrun-dev/simrun/scenarios"
 	"slices"
 	"strings"
 
@@ -105,3 +106,5 @@ func BugDoc(name string) string {
 	}
 	return ""
 }
+
+func init() { scenarios.SetBugs(BugNames(), "exactlyonce/swarm") }

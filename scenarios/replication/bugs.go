@@ -2,6 +2,7 @@ package rpscen
 
 import (
 	"fmt"
+	"github.com/simrun-dev/simrun/scenarios"
 	"slices"
 	"strings"
 	"time"
@@ -119,3 +120,5 @@ func unwrap(n sim.Node) sim.Node {
 	}
 	return n
 }
+
+func init() { scenarios.SetBugs(bugNames, "replication/swarm") }

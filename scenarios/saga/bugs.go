@@ -2,6 +2,7 @@ package sagascen
 
 import (
 	"fmt"
+	"github.com/simrun-dev/simrun/scenarios"
 	"slices"
 	"strings"
 
@@ -101,4 +102,12 @@ func wrapped(name string, nodes []sim.NodeSpec) []sim.NodeSpec {
 		out[i].New = func() sim.Node { return p.wrap(orig()) }
 	}
 	return out
+}
+
+func init() {
+	names := make([]string, len(bugs))
+	for i, b := range bugs {
+		names[i] = b.name
+	}
+	scenarios.SetBugs(names, "saga/swarm")
 }

@@ -2,6 +2,7 @@ package wkscen
 
 import (
 	"fmt"
+	"github.com/simrun-dev/simrun/scenarios"
 	"slices"
 	"strings"
 
@@ -72,3 +73,5 @@ func bugPolicy(name string) (winkowski.Policy, error) {
 	}
 	return winkowski.Policy{}, fmt.Errorf("unknown bug %q (one of %s)", name, strings.Join(bugNames(), ", "))
 }
+
+func init() { scenarios.SetBugs(bugNames(), "winkowski/swarm") }

@@ -7,8 +7,10 @@
 //	simrun check P --strategy random --walks 5000     (random walks over the portfolio)
 //	simrun check P                                    (the portfolio)
 //
-// and prints, per bug, which detectors caught it (exit 1) and their CPU seconds, then
-// the share caught. A detector that exits 2 or 3 (the patch made the scenario refuse to
+// and prints, per bug, which detectors caught it (exit 1; for the swarm, "#N": its
+// first failing seed) and their CPU seconds, then the share caught. A guided sweep of
+// the same budget is run beside the swarm for comparison ("#N": the run of its first
+// failure); it does not count towards the share, which measures the default detectors. A detector that exits 2 or 3 (the patch made the scenario refuse to
 // run, or crashed the tool) is reported as such, not as caught.
 //
 //	go run ./tools/bugpass -protocol exactlyonce -bugs /work/bugs/exactlyonce
@@ -23,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -78,13 +81,16 @@ func run(proto, dir string, seeds, walks int, only string) error {
 		{"swarm", func(bin string) []string {
 			return []string{bin, "sweep", proto + "/swarm", "--seeds", fmt.Sprintf("1-%d", seeds), "--fail-fast", "--workers", "1", "--progress", "never"}
 		}},
+		{"guided", func(bin string) []string {
+			return []string{bin, "sweep", proto + "/swarm", "--seeds", fmt.Sprintf("1-%d", seeds), "--guided", "--fail-fast", "--workers", "1", "--progress", "never"}
+		}},
 		{"walks", func(bin string) []string {
 			return []string{bin, "check", proto, "--strategy", "random", "--walks", fmt.Sprint(walks), "--progress", "never"}
 		}},
 		{"portfolio", func(bin string) []string { return []string{bin, "check", proto, "--progress", "never"} }},
 	}
 	caught, total := 0, 0
-	fmt.Printf("%-10s %-10s %-10s %-10s  %s\n", "bug", dets[0].name, dets[1].name, dets[2].name, "rule")
+	fmt.Printf("%-8s %-16s %-16s %-10s %-10s  %s\n", "bug", dets[0].name, dets[1].name, dets[2].name, dets[3].name, "rule")
 	for _, p := range patches {
 		name := strings.TrimSuffix(filepath.Base(p), ".patch")
 		if only != "" && !slices.Contains(strings.Split(only, ","), name) {
@@ -111,10 +117,15 @@ func run(proto, dir string, seeds, walks int, only string) error {
 		var cells []string
 		hit := false
 		for _, d := range dets {
-			code, cpu, detail := execute(d.args(bin))
+			code, cpu, detail, stdout := execute(d.args(bin))
 			cell := fmt.Sprintf("%s %.0fs", verdict(code), cpu)
 			if code == 1 {
-				hit = true
+				if d.name != "guided" {
+					hit = true // the measurement is of the default detectors
+				}
+				if m := firstRun.FindStringSubmatch(stdout); m != nil {
+					cell = fmt.Sprintf("#%s %.0fs", m[1], cpu) // the run (seed) of the first failure
+				}
 			}
 			cells = append(cells, cell)
 			if code == 1 && detail != "" {
@@ -124,19 +135,23 @@ func run(proto, dir string, seeds, walks int, only string) error {
 		if hit {
 			caught++
 		}
-		fmt.Printf("%-10s %-10s %-10s %-10s  %s\n", name, cells[0], cells[1], cells[2], line)
+		fmt.Printf("%-8s %-16s %-16s %-10s %-10s  %s\n", name, cells[0], cells[1], cells[2], cells[3], line)
 		os.Remove(bin)
 	}
 	fmt.Printf("caught %d of %d (%.0f %%)\n", caught, total, 100*float64(caught)/float64(max(total, 1)))
 	return nil
 }
 
+// firstRun finds a sweep's first failure in its summary: the lowest failing seed of a
+// uniform sweep, the run index of a guided one.
+var firstRun = regexp.MustCompile(`(?:stopped at the lowest failing seed, |first failure at run )(\d+)`)
+
 // execute runs a detector and returns its exit code, its CPU seconds (user+sys of the
-// child) and the last line it printed on stderr.
-func execute(args []string) (int, float64, string) {
+// child), the last line it printed on stderr, and its stdout.
+func execute(args []string) (int, float64, string, string) {
 	cmd := exec.Command(args[0], args[1:]...)
-	var errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = nil, &errb
+	var errb, outb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &outb, &errb
 	start := time.Now()
 	err := cmd.Run()
 	_ = start
@@ -145,13 +160,13 @@ func execute(args []string) (int, float64, string) {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		return 3, 0, err.Error()
+		return 3, 0, err.Error(), ""
 	}
 	cpu := 0.0
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		cpu = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 	}
-	return code, cpu, lastLine(errb.String())
+	return code, cpu, lastLine(errb.String()), outb.String()
 }
 
 func verdict(code int) string {
