@@ -33,6 +33,7 @@ func (rt *Runtime) Lease(object string, term time.Duration, p Interceptor, holde
 func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, holder sim.NodeID) RefID {
 	rt.NextN++
 	id := RefID{Grantor: rt.Self, GBoot: rt.Boot, N: rt.NextN, Holder: holder}
+	p = rt.pattern(p)
 	ex := &Export{ID: id, Object: object, Pattern: p, Term: term, Deadline: rt.now.Add(term), Expected: 1}
 	rt.Exports[id] = ex
 	rt.schedExport(ex)
@@ -80,10 +81,7 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 	}
 	before := ex.Deadline
 	left := before.Sub(rt.now)
-	nl := max(left, d) // LS-2: new time left = max(current time left, renewal time)
-	if rt.Cfg.Broken.RenewMin {
-		nl = min(left, d)
-	}
+	nl := rt.renewedLeft(left, d) // LS-2: new time left = max(current time left, renewal time)
 	ex.Deadline = rt.now.Add(nl)
 	rt.schedExport(ex)
 	rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline}))
@@ -253,7 +251,7 @@ func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
 	if im == nil || im.Revoking {
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
-	if !ref.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
+	if !ref.Far() && rt.now >= im.Deadline && !rt.holderTimerStopped(im) {
 		rt.endImport(ref, Expired, "timer")
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}

@@ -9,7 +9,8 @@
 //
 // Where the rules live:
 //
-//	LS-1 states, buffering, flush   Runtime.State, enqueue, flushTo, hear (runtime.go, api.go)
+//	LS-1 states, buffering, flush   Runtime.State (api.go), enqueue, flushTo, onAck (buffer.go),
+//	     discovery                  hear, checkSilence (discovery.go)
 //	LS-2 lease/renew/revoke/expire  api.go (Lease, Renew/renewExport, Revoke, Expire,
 //	     whenExpired/timeLeft       WhenExpired, TimeLeft), onAck (piggybacked time left,
 //	                                newest only: Ack.Until)
@@ -132,7 +133,7 @@
 // Grants, Holds, State or TimeLeft.
 //
 // Observations (observe.go) record every lease event for the checkers of package
-// scenarios/leasing (properties LS-P1…LS-P6); Broken lists deliberately broken variants
-// used by the tests only (Export.Ended is set only by some of them: the correct runtime
-// deletes a side when it ends).
+// scenarios/leasing (properties LS-P1…LS-P6). Policy (policy.go) names the runtime's
+// decision points as hooks, nil being the protocol: the deliberately broken variants
+// the tests plant are written outside the protocol (scenarios/leasing/bugs.go).
 package leasing

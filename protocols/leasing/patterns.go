@@ -64,7 +64,7 @@ func (SingleCall) Name() string { return "single-call" }
 // Receive implements Interceptor.
 func (SingleCall) Receive(l *LeaseCtl) {
 	_ = l.Forward()
-	if !l.IsExpired() && !l.rt.Cfg.Broken.SingleCallKeeps {
+	if !l.IsExpired() {
 		_ = l.Revoke()
 	}
 }

@@ -64,7 +64,7 @@ func floats(p *scenarios.Params, name string) ([]float64, error) {
 
 func runDetection(x *scenarios.Exp) ([]*reports.Table, error) {
 	p := x.Params
-	cfg, nw, err := runtimeConfig(p, 2, ls.Broken{})
+	cfg, nw, err := runtimeConfig(p, 2, ls.Policy{})
 	if err != nil {
 		return nil, err
 	}

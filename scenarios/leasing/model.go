@@ -49,7 +49,7 @@ var ModelParams = []model.Param{
 	{Name: "cuts", Default: "1", Help: "disconnections, each repaired later (transient) or never (permanent)"},
 	{Name: "beacon", Default: "0", Help: "discovery beacon period in ticks (0: discovery off, the peers always count as in range)"},
 	{Name: "silence", Default: "2", Help: "with discovery: a peer unheard this many ticks counts as out of range"},
-	{Name: "bug", Default: "none", Help: "deliberately broken variant: none, accept-after-expiry, single-call-keeps, grantor-late, no-buffer"},
+	{Name: "bug", Default: "none", Help: "deliberately broken variant (bugs.go): none, " + BugNames(Bugs, ", ") + " (grantor-late: one tick late)"},
 }
 
 // modelTick is the length of one tick.
@@ -73,19 +73,11 @@ func init() {
 			if o.Beacon > 0 && o.Silence <= o.Beacon {
 				return nil, fmt.Errorf("parameter silence=%d must exceed beacon=%d", o.Silence, o.Beacon)
 			}
-			switch bug {
-			case "none":
-			case "accept-after-expiry":
-				o.Broken.AcceptAfterExpiry = true
-			case "single-call-keeps":
-				o.Broken.SingleCallKeeps = true
-			case "grantor-late":
-				o.Broken.GrantorLate = modelTick
-			case "no-buffer":
-				o.Broken.NoBuffer = true
-			default:
-				return nil, fmt.Errorf("parameter bug=%q: want none, accept-after-expiry, single-call-keeps, grantor-late or no-buffer", bug)
+			pol, err := modelBug(bug)
+			if err != nil {
+				return nil, err
 			}
+			o.Policy = pol
 			return ModelSystem(o), nil
 		},
 	})
@@ -97,7 +89,24 @@ type ModelOptions struct {
 	// Beacon > 0 switches the discovery layer on (beacons every Beacon ticks, a peer
 	// unheard for Silence ticks is out of range).
 	Beacon, Silence int
-	Broken          ls.Broken
+	// Policy is the runtime's (the zero Policy is the protocol; see bugs.go).
+	Policy ls.Policy
+}
+
+// modelBug is the policy of the model's -p bug=NAME: none, or a broken variant of
+// bugs.go (grantor-late is one tick late in the model).
+func modelBug(name string) (ls.Policy, error) {
+	switch name {
+	case "none":
+		return ls.Policy{}, nil
+	case "grantor-late":
+		return grantorLate(modelTick), nil
+	}
+	b, ok := BugNamed(name)
+	if !ok {
+		return ls.Policy{}, fmt.Errorf("parameter bug=%q: want none or one of %s", name, BugNames(Bugs, ", "))
+	}
+	return b.Policy, nil
 }
 
 // mcUse is the workload: the client sends one message through lease Which (1: the
@@ -261,7 +270,7 @@ func foldModelGhost(g any, o sim.Observation) any {
 func ModelSystem(o ModelOptions) *model.Actors {
 	// Retransmit only after the longest round trip (no spurious retransmission while
 	// the link is up).
-	cfg := &ls.Config{Peers: []sim.NodeID{0, 1}, RTO: time.Duration(2*o.Delay+1) * modelTick, Broken: o.Broken,
+	cfg := &ls.Config{Peers: []sim.NodeID{0, 1}, RTO: time.Duration(2*o.Delay+1) * modelTick, Policy: o.Policy,
 		Beacon: time.Duration(o.Beacon) * modelTick, Silence: time.Duration(o.Silence) * modelTick}
 	app := func() ls.App { return &mcApp{Term: time.Duration(o.Term) * modelTick} }
 	var inject []model.Injection

@@ -59,14 +59,14 @@ func init() {
 		variant := v.name
 		scenarios.Register(&scenarios.Scenario{
 			Name: "leasing/music-" + variant, Help: v.help, Params: musicParams, Suite: v.suite,
-			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(b, variant, ls.Broken{}) },
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(b, variant, ls.Policy{}) },
 		})
 	}
 	scenarios.Register(&scenarios.Scenario{
 		Name:   "leasing/swarm",
 		Help:   "devices moving in and out of range (random, from the seed), drifting clocks, music player and probe leases of every pattern",
 		Params: swarmParams, Suite: true,
-		Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, ls.Broken{}) },
+		Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, ls.Policy{}) },
 	})
 	scenarios.Register(&scenarios.Scenario{
 		Name:       "leasing/detection",
@@ -76,10 +76,10 @@ func init() {
 	})
 }
 
-func runtimeConfig(p *scenarios.Params, n int, broken ls.Broken) (*ls.Config, sim.Network, error) {
+func runtimeConfig(p *scenarios.Params, n int, policy ls.Policy) (*ls.Config, sim.Network, error) {
 	cfg := &ls.Config{
 		Beacon: p.PositiveDuration("beacon"), Silence: p.PositiveDuration("silence"),
-		RTO: p.PositiveDuration("rto"), Broken: broken,
+		RTO: p.PositiveDuration("rto"), Policy: policy,
 	}
 	lo, hi := p.Duration("lat-min"), p.Duration("lat-max")
 	if p.Err() != nil {
@@ -120,10 +120,10 @@ func deviceNames(n int) []string {
 }
 
 // MusicSetup builds one music-player run: variant is stable, transient or permanent;
-// broken switches on a deliberately broken protocol (tests only).
-func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenarios.Setup, error) {
+// policy is the runtime's (the zero Policy is the protocol; see bugs.go).
+func MusicSetup(b *scenarios.Build, variant string, policy ls.Policy) (*scenarios.Setup, error) {
 	p := b.Params
-	cfg, nw, err := runtimeConfig(p, 2, broken)
+	cfg, nw, err := runtimeConfig(p, 2, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -361,14 +361,15 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 	return m
 }
 
-// SwarmSetup builds one swarm run.
-func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) {
+// SwarmSetup builds one swarm run; policy is the runtime's (the zero Policy is the
+// protocol; see bugs.go).
+func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) {
 	p := b.Params
 	n := p.IntRange("devices", 2, 26)
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
-	cfg, nw, err := runtimeConfig(p, n, broken)
+	cfg, nw, err := runtimeConfig(p, n, policy)
 	if err != nil {
 		return nil, err
 	}

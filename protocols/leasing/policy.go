@@ -1,0 +1,172 @@
+package leasing
+
+import (
+	"time"
+
+	"github.com/simrun-dev/simrun/sim"
+)
+
+// Policy names the runtime's decision points, one hook per rule (LS-1 … LS-3) whose
+// outcome a one-line bug would change. Every hook is optional: nil is the protocol's
+// own rule, stated in the field's comment and implemented by the method the runtime
+// calls there (the method of the same name, lower case). The zero Policy is the
+// protocol.
+//
+// The hooks exist so that tests and the scenarios' deliberately broken variants
+// (scenarios/leasing/bugs.go, `-p bug=NAME`) can plant a broken rule from outside the
+// protocol code and show that the checkers catch it. A hook receives what the rule
+// decides from (and, where it helps, the protocol's own answer) and returns the
+// decision; it must be a pure function of its arguments (the model checker explores
+// the same runtime, and determinism must hold).
+type Policy struct {
+	// Pattern (LS-3) gives the interceptor a lease created with pattern p runs. The
+	// protocol: p itself. A broken pattern keeps p's Name (the checkers know
+	// patterns by name).
+	Pattern func(p Interceptor) Interceptor
+	// GrantorExpiry (LS-2, LS-P1) is the instant, on the grantor's clock, at which a
+	// live server side whose deadline is deadline expires: its timer fires and no
+	// message arriving at or after it is taken. The protocol: deadline itself.
+	GrantorExpiry func(deadline sim.Time) sim.Time
+	// Accepts (LS-P1) says whether the grantor still takes a message through its side
+	// ex at local time now. live is the protocol's answer: the side has not ended
+	// and now is before its expiry.
+	Accepts func(ex *Export, now sim.Time, live bool) bool
+	// Reclaims (LS-P4) says whether the grantor reclaims its side of a lease that
+	// ended (how, cause) — the protocol: always — or keeps it in its exports, marked
+	// ended (Export.Ended).
+	Reclaims func(how End, cause string) bool
+	// RenewedLeft (LS-2 renew) is a lease's time left after a renewal by d when left
+	// was left. The protocol: max(left, d).
+	RenewedLeft func(left, d time.Duration) time.Duration
+	// HolderLeft (LS-2) is the time left the holder sets its timer to from the
+	// grantor's time left (when it resolves the reference and on every piggybacked
+	// update). The protocol: left.
+	HolderLeft func(left time.Duration) time.Duration
+	// Piggyback (LS-2) says whether the holder applies an acknowledgement's time left
+	// left, carrying the grantor deadline until, when the last one it applied carried
+	// last. The protocol: left > 0 and until > last (newest information only).
+	Piggyback func(left time.Duration, until, last sim.Time) bool
+	// NoticeEnd (LS-2) is how the holder's side ends on the grantor's notice that the
+	// lease ended how. The protocol: how (a revoke is a revoke, an expire an expire).
+	NoticeEnd func(how End) End
+	// Tombstones (LS-2, "revoke needs communication") says whether the grantor keeps
+	// a tombstone of a lease it ended how by revoke or explicit expire, so that a
+	// holder that missed the notice hears of it. The protocol: true.
+	Tombstones func(how End) bool
+	// Enqueue (LS-1) says what happens to a message put into a reference whose
+	// grantor is (connected) or is not in range: whether it is kept in the buffer
+	// until acknowledged, and whether it is sent at once (and a retransmission armed).
+	// The protocol: kept, and sent at once when connected.
+	Enqueue func(connected bool) (keep, send bool)
+	// Listeners (LS-2) says whether the side of a lease that ended how runs its
+	// whenExpired listeners. The protocol: on expiry only, never on revoke.
+	Listeners func(side Side, how End) bool
+	// HolderTimer (LS-2) says whether the holder's timer of im runs now, given whether
+	// its grantor counts as in range. The protocol: always (a holder detects a
+	// permanent disconnection by its own timer). When the hook is set, the runtime
+	// finds due holder timers by scanning every client side.
+	HolderTimer func(im *Import, grantorInRange bool) bool
+}
+
+// pattern is the interceptor of a lease created with p (Policy.Pattern).
+func (rt *Runtime) pattern(p Interceptor) Interceptor {
+	if h := rt.Cfg.Policy.Pattern; h != nil {
+		return h(p)
+	}
+	return p
+}
+
+// grantorExpiry is when a live server side with that deadline expires (LS-P1).
+func (rt *Runtime) grantorExpiry(deadline sim.Time) sim.Time {
+	if h := rt.Cfg.Policy.GrantorExpiry; h != nil {
+		return h(deadline)
+	}
+	return deadline
+}
+
+// accepts says whether the grantor takes a message through ex now (LS-P1): the side
+// has not ended and its expiry has not come.
+func (rt *Runtime) accepts(ex *Export) bool {
+	live := ex.Ended == Live && rt.now < rt.expiry(ex)
+	if h := rt.Cfg.Policy.Accepts; h != nil {
+		return h(ex, rt.now, live)
+	}
+	return live
+}
+
+// reclaims says whether an ended server side is removed (LS-P4: always).
+func (rt *Runtime) reclaims(how End, cause string) bool {
+	if h := rt.Cfg.Policy.Reclaims; h != nil {
+		return h(how, cause)
+	}
+	return true
+}
+
+// renewedLeft is the max rule of LS-2: new time left = max(current time left, d).
+func (rt *Runtime) renewedLeft(left, d time.Duration) time.Duration {
+	if h := rt.Cfg.Policy.RenewedLeft; h != nil {
+		return h(left, d)
+	}
+	return max(left, d)
+}
+
+// holderLeft is the time left the holder's timer is set to from the grantor's: the
+// same. LS-P2: both timers aim at the same instant, so the sides end within a latency
+// plus the clocks' drift of each other.
+func (rt *Runtime) holderLeft(left time.Duration) time.Duration {
+	if h := rt.Cfg.Policy.HolderLeft; h != nil {
+		return h(left)
+	}
+	return left
+}
+
+// piggyback says whether the holder applies a piggybacked time left (LS-2): only a
+// positive one, from newer information than it last applied (a late duplicate of an
+// older acknowledgement carries an older grantor deadline).
+func (rt *Runtime) piggyback(left time.Duration, until, last sim.Time) bool {
+	if h := rt.Cfg.Policy.Piggyback; h != nil {
+		return h(left, until, last)
+	}
+	return left > 0 && until > last
+}
+
+// noticeEnd is how the holder's side ends on the grantor's notice: the same way.
+func (rt *Runtime) noticeEnd(how End) End {
+	if h := rt.Cfg.Policy.NoticeEnd; h != nil {
+		return h(how)
+	}
+	return how
+}
+
+// tombstones says whether the grantor keeps a tombstone of a lease it ended by notice.
+func (rt *Runtime) tombstones(how End) bool {
+	if h := rt.Cfg.Policy.Tombstones; h != nil {
+		return h(how)
+	}
+	return true
+}
+
+// enqueueAs is LS-1: a message is kept until acknowledged, and sent at once while the
+// grantor is in range (connected-active); otherwise it accumulates (disconnected-active).
+func (rt *Runtime) enqueueAs(connected bool) (keep, send bool) {
+	if h := rt.Cfg.Policy.Enqueue; h != nil {
+		return h(connected)
+	}
+	return true, connected
+}
+
+// listeners says whether a side that ended how runs its expiry listeners (LS-2: on
+// expiry, never on revoke).
+func (rt *Runtime) listeners(side Side, how End) bool {
+	if h := rt.Cfg.Policy.Listeners; h != nil {
+		return h(side, how)
+	}
+	return how == Expired
+}
+
+// holderTimerStopped reports whether the holder's timer of im is stopped now (never,
+// in the protocol; see Policy.HolderTimer).
+func (rt *Runtime) holderTimerStopped(im *Import) bool {
+	h := rt.Cfg.Policy.HolderTimer
+	return h != nil && !h(im, rt.Connected(im.ID.Grantor))
+}
