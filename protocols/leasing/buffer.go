@@ -117,15 +117,17 @@ func (rt *Runtime) onAck(a Ack) {
 	if im == nil || a.Ref.GBoot != a.SBoot {
 		return
 	}
-	if a.UpTo > im.Acked {
+	progress := a.UpTo > im.Acked
+	if progress {
 		n := min(a.UpTo-im.Acked, int64(len(im.Buf)))
 		im.Buf = slices.Delete(im.Buf, 0, int(n))
 		im.Acked = a.UpTo
 	}
-	if len(im.Buf) == 0 {
+	switch {
+	case len(im.Buf) == 0:
 		im.RtoOn = false
 		rt.qdirty |= dirtyRto
-	} else {
+	case rt.restartsRto(progress):
 		rt.setRto(im, rt.now.Add(rt.Cfg.rto()))
 	}
 	if im.Revoking {

@@ -61,6 +61,10 @@ type Policy struct {
 	// Listeners (LS-2) says whether the side of a lease that ended how runs its
 	// whenExpired listeners. The protocol: on expiry only, never on revoke.
 	Listeners func(side Side, how End) bool
+	// RestartsRto (LS-1) says whether an acknowledgement restarts the retransmission
+	// timer of a reference that still has unacknowledged messages; progress says
+	// whether it acknowledged something new. The protocol: only on progress.
+	RestartsRto func(progress bool) bool
 	// HolderTimer (LS-2) says whether the holder's timer of im runs now, given whether
 	// its grantor counts as in range. The protocol: always (a holder detects a
 	// permanent disconnection by its own timer). When the hook is set, the runtime
@@ -153,6 +157,18 @@ func (rt *Runtime) enqueueAs(connected bool) (keep, send bool) {
 		return h(connected)
 	}
 	return true, connected
+}
+
+// restartsRto says whether an acknowledgement restarts the retransmission timer (LS-1):
+// only one that acknowledges something new, as TCP's does (RFC 6298 §5.3). One that
+// acknowledges nothing new — a grantor's renewal notice, a repeated end notice — must
+// not postpone it: a stream of them would keep a lost message from ever being resent
+// while the devices stay in range (LS-P3; swarm seeds 1983 and 4910 before the fix).
+func (rt *Runtime) restartsRto(progress bool) bool {
+	if h := rt.Cfg.Policy.RestartsRto; h != nil {
+		return h(progress)
+	}
+	return progress
 }
 
 // listeners says whether a side that ended how runs its expiry listeners (LS-2: on

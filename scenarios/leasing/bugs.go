@@ -76,6 +76,12 @@ var Bugs = []Bug{
 		Policy: ls.Policy{Tombstones: func(ls.End) bool { return false }}},
 	{Name: "holder-short", Help: "the holder sets its timer to 70% of the grantor's time left (when it resolves the reference and on every piggybacked update)",
 		Policy: ls.Policy{HolderLeft: func(left time.Duration) time.Duration { return left * 7 / 10 }}},
+	// The protocol before swarm seeds 1983 and 4910 were found: an acknowledgement that
+	// acknowledged nothing new (a server-side renewal's notice) restarted the
+	// retransmission timer, postponing the resend of a message lost in a short outage
+	// the discovery layer did not notice (LS-P3).
+	{Name: "rto-restart-any-ack", Help: "every acknowledgement restarts the retransmission timer, also one that acknowledges nothing new",
+		Policy: ls.Policy{RestartsRto: func(bool) bool { return true }}},
 	{Name: "grantor-late", Help: "the grantor's timer and acceptance check run 300ms after the deadline, and it reports that late deadline", Policy: grantorLate(300 * time.Millisecond)},
 	// A grantor whose side lingers one whole term (the swarm's 2s) after the holder's:
 	// LS-P2's client → server bound is one renewal in flight, not two terms (issue 16).
