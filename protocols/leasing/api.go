@@ -27,6 +27,7 @@ func (rt *Runtime) Lease(object string, term time.Duration, p Interceptor, holde
 	if p == nil {
 		p = Basic{}
 	}
+	rt.cover(ruleLease)
 	return rt.newExport(object, term, p, holder), nil
 }
 
@@ -62,6 +63,7 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	if ref.Far() {
 		return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 	}
+	rt.cover(ruleRenewRequest)
 	rt.enqueue(im, Call{Op: OpRenew, D: d})
 	return nil
 }
@@ -76,17 +78,24 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 		if ex != nil && ex.Ended == Live {
 			rt.endExport(id, Expired, "timer") // deadline reached in this instant
 		}
+		rt.cover(ruleRenewRefused)
 		rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: false, At: rt.now}))
 		return &OpError{Op: "renew", Ref: id, Err: ErrEnded}
 	}
 	before := ex.Deadline
 	left := before.Sub(rt.now)
+	if d > left {
+		rt.cover(ruleRenewExtends)
+	} else {
+		rt.cover(ruleRenewKeeps)
+	}
 	nl := rt.renewedLeft(left, d) // LS-2: new time left = max(current time left, renewal time)
 	ex.Deadline = rt.now.Add(nl)
 	rt.schedExport(ex)
 	rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline}))
 	if by == "server" && id != rt.inCall {
 		// Tell the holder at once: its timer follows the grantor's (LS-2).
+		rt.cover(ruleRenewNotifies)
 		rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
 	}
 	return nil
@@ -106,6 +115,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 			}
 			return &OpError{Op: "revoke", Ref: ref, Err: ErrEnded}
 		}
+		rt.cover(ruleRevokeGrantor)
 		rt.endExport(ref, Revoked, "explicit")
 		return nil
 	}
@@ -116,6 +126,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 	if ref.Far() {
 		return &OpError{Op: "revoke", Ref: ref, Err: ErrNotLeased}
 	}
+	rt.cover(ruleRevokeHolder)
 	rt.enqueue(im, Call{Op: OpRevoke})
 	im.Revoking = true
 	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))}))
@@ -123,7 +134,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: ref, Side: Client, How: Revoked, Object: im.Object}, false)
 	}
 	if len(im.Buf) == 0 {
-		rt.dropImport(ref) // NoBuffer variant while disconnected: nothing to deliver
+		rt.dropImport(ref) // nothing to deliver (a Policy.Enqueue that kept nothing)
 	}
 	return nil
 }
@@ -143,6 +154,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 		if rt.now >= ex.Deadline {
 			cause = "timer"
 		}
+		rt.cover(ruleExpireGrantor)
 		rt.endExport(ref, Expired, cause)
 		return nil
 	}
@@ -152,6 +164,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 	if ref.Far() {
 		return &OpError{Op: "expire", Ref: ref, Err: ErrNotLeased}
 	}
+	rt.cover(ruleExpireHolder)
 	rt.endImport(ref, Expired, "explicit")
 	return nil
 }
@@ -180,6 +193,7 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 		im.Listeners = append(im.Listeners, tag)
 		side = Client
 	}
+	rt.cover(ruleWhenExpired)
 	rt.out.Observe(KindListen, rt.obs.listener.put(ObsListener{Lease: ref, Side: side, Tag: tag}))
 	return nil
 }
@@ -206,6 +220,7 @@ func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 	default:
 		return 0, &OpError{Op: "timeLeft", Ref: ref, Err: ErrEnded}
 	}
+	rt.cover(ruleTimeLeft)
 	return max(0, dl.Sub(rt.now)), nil
 }
 
@@ -252,6 +267,7 @@ func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
 	if !ref.Far() && rt.now >= im.Deadline && !rt.holderTimerStopped(im) {
+		rt.cover(ruleExpiredRefuses)
 		rt.endImport(ref, Expired, "timer")
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
@@ -316,6 +332,7 @@ func (rt *Runtime) Call(ref RefID, method string, args any, due time.Duration, t
 	if c.Pass, err = rt.checkPass("call", method, ref, pass); err != nil {
 		return Future{}, err
 	}
+	rt.cover(ruleCall)
 	fe := rt.newExport(futureObject, due, SingleCall{}, ref.Grantor)
 	rt.Futures[fe.N] = &FutureRec{ID: fe.N, Tag: tag, Lease: fe}
 	rt.out.Observe(KindFutureCall, rt.obs.future.put(ObsFuture{Future: fe.N, Tag: tag, Lease: fe, Target: ref, Due: due, At: rt.now}))
@@ -365,9 +382,11 @@ func (rt *Runtime) futureArrived(ex *Export, inv Invocation) {
 	delete(rt.Futures, ex.ID.N)
 	switch inv.Method {
 	case "resolve":
+		rt.cover(ruleFutureDone)
 		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true}))
 		rt.Async = append(rt.Async, asyncEv{Kind: asyncResolved, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Value: inv.Args, Refs: inv.Refs})
 	default:
+		rt.cover(ruleFutureFailed)
 		msg := fmt.Sprint(inv.Args)
 		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg}))
 		rt.Async = append(rt.Async, asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Err: msg})

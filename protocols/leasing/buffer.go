@@ -22,7 +22,13 @@ func (rt *Runtime) enqueue(im *Import, c Call) {
 		until = im.Deadline
 	}
 	rt.out.Observe(KindSend, rt.obs.send.put(ObsSend{Ref: im.ID, Seq: c.Seq, Op: c.Op, Method: c.Method, D: c.D, At: rt.now, Deadline: until}))
-	keep, send := rt.enqueueAs(rt.Connected(im.ID.Grantor))
+	connected := rt.Connected(im.ID.Grantor)
+	if connected {
+		rt.cover(ruleSendConnected)
+	} else {
+		rt.cover(ruleSendDisconnected)
+	}
+	keep, send := rt.enqueueAs(connected)
 	if !keep {
 		return
 	}
@@ -82,11 +88,13 @@ func (rt *Runtime) retransmitDue() {
 	}
 	for _, id := range due {
 		im := rt.imp(id)
-		if !rt.Connected(id.Grantor) {
+		if !rt.retransmits(rt.Connected(id.Grantor)) {
+			rt.cover(ruleRetransmitPause)
 			im.RtoOn = false // resumes when the grantor is heard again
 			rt.qdirty |= dirtyRto
 			continue
 		}
+		rt.cover(ruleRetransmit)
 		for _, c := range im.Buf {
 			rt.transmit(im, c)
 		}
@@ -103,6 +111,9 @@ func (rt *Runtime) flushTo(peer sim.NodeID) {
 		}
 	}
 	slices.SortFunc(ids, RefID.Compare)
+	if len(ids) > 0 {
+		rt.cover(ruleFlush)
+	}
 	for _, id := range ids {
 		im := rt.imp(id)
 		for _, c := range im.Buf {
@@ -119,6 +130,7 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	progress := a.UpTo > im.Acked
 	if progress {
+		rt.cover(ruleAcked)
 		n := min(a.UpTo-im.Acked, int64(len(im.Buf)))
 		im.Buf = slices.Delete(im.Buf, 0, int(n))
 		im.Acked = a.UpTo
@@ -132,6 +144,7 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	if im.Revoking {
 		if len(im.Buf) == 0 || a.End != Live {
+			rt.cover(ruleRevokeDelivered)
 			rt.dropImport(a.Ref) // the revoke was delivered: reclaim silently
 		}
 		return
@@ -139,13 +152,25 @@ func (rt *Runtime) onAck(a Ack) {
 	switch a.End {
 	case Revoked, Expired:
 		// LS-2: the grantor revoked or expired the lease explicitly and told us.
-		rt.endImport(a.Ref, rt.noticeEnd(a.End), "notice")
-	default:
-		if !a.Ref.Far() && rt.piggyback(a.Left, a.Until, im.Until) {
-			// LS-2: the holder's timer follows the grantor's remaining time, from the
-			// newest information only (a late duplicate of an older ack is ignored).
-			im.Deadline, im.Until = rt.now.Add(rt.holderLeft(a.Left)), a.Until
-			rt.schedImport(im)
+		how := rt.noticeEnd(a.End)
+		if how == Revoked {
+			rt.cover(ruleNoticeRevoked)
+		} else {
+			rt.cover(ruleNoticeExpired)
 		}
+		rt.endImport(a.Ref, how, "notice")
+	default:
+		if a.Ref.Far() {
+			return
+		}
+		if !rt.piggyback(a.Left, a.Until, im.Until) {
+			rt.cover(rulePiggybackStale)
+			return
+		}
+		// LS-2: the holder's timer follows the grantor's remaining time, from the
+		// newest information only (a late duplicate of an older ack is ignored).
+		rt.cover(rulePiggyback)
+		im.Deadline, im.Until = rt.now.Add(rt.holderLeft(a.Left)), a.Until
+		rt.schedImport(im)
 	}
 }

@@ -40,6 +40,7 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 	p := rt.peer(from)
 	if p == nil {
 		// A node outside the configured neighbourhood: remember it like any peer.
+		rt.cover(ruleNewPeer)
 		rt.Peers = append(rt.Peers, Peer{ID: from})
 		slices.SortFunc(rt.Peers, func(a, b Peer) int { return int(a.ID) - int(b.ID) })
 		p = rt.peer(from)
@@ -48,9 +49,11 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 		}
 	}
 	if boot != 0 && boot < p.Boot {
+		rt.cover(ruleStaleIncarnation)
 		return false
 	}
 	if boot != 0 && p.Boot != 0 && boot != p.Boot {
+		rt.cover(rulePeerRebooted)
 		old := p.Boot
 		p.Boot = boot
 		rt.peerRebooted(from, old)
@@ -66,7 +69,9 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 	if !p.Up {
 		p.Up = true
 		rt.out.Observe(KindPeer, &ObsPeer{Peer: from, Up: true, At: rt.now})
-		rt.flushTo(from) // LS-1: reconnected while active: flush the buffers in order
+		if rt.flushes(from) {
+			rt.flushTo(from) // LS-1: reconnected while active: flush the buffers in order
+		}
 		rt.renotify(from)
 		rt.app.Connectivity(rt, from, true)
 	}
@@ -96,7 +101,7 @@ func (rt *Runtime) nextSilence() armed {
 	}
 	for _, p := range rt.Peers {
 		if p.Up {
-			a.earliest(p.Last.Add(rt.Cfg.silence()))
+			a.earliest(p.Last.Add(rt.silence()))
 		}
 	}
 	return a
@@ -105,7 +110,8 @@ func (rt *Runtime) nextSilence() armed {
 func (rt *Runtime) checkSilence() {
 	for i := range rt.Peers {
 		p := &rt.Peers[i]
-		if p.Up && rt.now >= p.Last.Add(rt.Cfg.silence()) {
+		if p.Up && rt.now >= p.Last.Add(rt.silence()) {
+			rt.cover(ruleOutOfRange)
 			p.Up = false
 			rt.out.Observe(KindPeer, &ObsPeer{Peer: p.ID, Up: false, At: rt.now})
 			rt.app.Connectivity(rt, p.ID, false)

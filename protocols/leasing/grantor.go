@@ -35,10 +35,12 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		rt.out.Observe(KindDrop, &ObsDrop{Ref: id, Seq: c.Seq, Op: c.Op, Why: why, At: rt.now})
 	}
 	if id.Grantor != rt.Self || id.GBoot != rt.Boot {
+		rt.cover(ruleStaleIncarnation)
 		drop("stale incarnation")
 		return
 	}
 	if id.Holder != from || (id.Far() && id.HBoot != c.SBoot) {
+		rt.cover(ruleStaleIncarnation) // a far channel of the holder's earlier incarnation
 		drop("not the holder")
 		return
 	}
@@ -46,6 +48,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	if ex == nil {
 		if tb, ok := rt.Tombs[id]; ok {
 			// Revoked or expired explicitly: tell the holder (again).
+			rt.cover(ruleTombstoneAnswers)
 			if c.Seq >= tb.Expected {
 				drop("ended")
 			}
@@ -55,6 +58,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		if !id.Far() {
 			// §3: a message for an expired or revoked lease is ignored; the holder's
 			// own timer will expire.
+			rt.cover(ruleEndedIgnored)
 			drop("ended")
 			return
 		}
@@ -63,11 +67,13 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	}
 	// LS-P3: in order and exactly once per reference (sequence numbers; a gap waits for
 	// the holder's in-order retransmission).
-	switch {
-	case c.Seq < ex.Expected:
-		rt.ack(id, ex.Expected-1, Live) // a retransmission: acknowledge again
-		return
-	case c.Seq > ex.Expected:
+	if !rt.takes(c.Seq, ex.Expected) {
+		if c.Seq < ex.Expected {
+			rt.cover(ruleDuplicate)
+			rt.ack(id, ex.Expected-1, Live) // a retransmission: acknowledge again
+			return
+		}
+		rt.cover(ruleGap)
 		return // an earlier message was lost: the holder retransmits in order
 	}
 	live := !rt.expiredExport(ex)
@@ -76,6 +82,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		// LS-P1: it arrived at or after the deadline (the timer has not fired yet in
 		// this instant): the lease expires now and the message is not processed.
 		if ex.Ended == Live {
+			rt.cover(ruleLateArrival)
 			rt.endExport(id, Expired, "timer")
 		}
 		return
@@ -89,6 +96,7 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		_ = rt.renewExport(id, c.D, "client")
 	case OpRevoke:
 		if rt.export(id) != nil {
+			rt.cover(ruleRevokeRequest)
 			rt.endExport(id, Revoked, "request")
 		}
 	}
@@ -165,6 +173,7 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 		if op, ok := r.(outsidePanic); ok {
 			panic(op.v)
 		}
+		rt.cover(rulePatternPanic)
 		rt.out.Observe(KindPatternError, &ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
 		if ex := rt.export(lc.id); ex != nil && ex.Ended == Live {
 			rt.endExport(lc.id, Expired, "pattern-panic")
@@ -173,6 +182,8 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 	p.Receive(lc)
 }
 
+// passed describes a lease this device grants as it is passed in a message now
+// (pass-by-lease): its time left at this transmission, or dead once it ended.
 func (rt *Runtime) passed(id RefID) Passed {
 	ex := rt.export(id)
 	if ex == nil || ex.Ended != Live || rt.now >= ex.Deadline {

@@ -122,6 +122,7 @@ func (rt *Runtime) expireDue() {
 		rt.qdirty |= dirtyExport
 	}
 	for _, id := range due {
+		rt.cover(ruleTimerGrantor)
 		rt.endExport(id, Expired, "timer")
 	}
 	if rt.scan || rt.scanHolders() {
@@ -137,6 +138,7 @@ func (rt *Runtime) expireDue() {
 		rt.qdirty |= dirtyImport
 	}
 	for _, id := range due {
+		rt.cover(ruleTimerHolder)
 		rt.endImport(id, Expired, "timer")
 	}
 }
@@ -153,6 +155,7 @@ func (rt *Runtime) drainAsync() {
 	for _, e := range evs {
 		switch e.Kind {
 		case asyncListener:
+			rt.cover(ruleListenersRun)
 			rt.out.Observe(KindListener, rt.obs.listener.put(ObsListener{Lease: e.Lease, Side: e.Side, Tag: e.Tag}))
 			rt.app.Expired(rt, Expiry{Lease: e.Lease, Side: e.Side, Tag: e.Tag})
 		case asyncResolved:
@@ -173,11 +176,15 @@ func (rt *Runtime) drainAsync() {
 func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	id := p.ID
 	if p.Dead || p.Left <= 0 || id.Far() || id.Holder != rt.Self || id.Grantor != from {
+		if p.Dead || p.Left <= 0 {
+			rt.cover(ruleResolveDead)
+		}
 		return RefID{}
 	}
 	if rt.imp(id) != nil {
 		return id
 	}
+	rt.cover(ruleResolve)
 	im := &Import{ID: id, Object: p.Object, Pattern: p.Pattern, Term: p.Term, Deadline: rt.now.Add(rt.holderLeft(p.Left)), Until: p.Until}
 	rt.Imports[id] = im
 	rt.schedImport(im)
@@ -196,6 +203,8 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 			rt.Async = append(rt.Async, asyncEv{Kind: asyncListener, Lease: id, Side: Server, Tag: tag})
 			n++
 		}
+	} else if len(ex.Listeners) > 0 {
+		rt.cover(ruleNoListeners)
 	}
 	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: id, Side: Server, How: how, Cause: cause, At: rt.now, Deadline: ex.Deadline, Left: left, Listeners: n}))
 	if f, ok := rt.Futures[id.N]; ok && ex.Object == futureObject {
@@ -205,7 +214,10 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		ev := asyncEv{Kind: asyncRuined, Lease: id, Future: f.ID, Tag: f.Tag}
 		errText := "timeout"
 		if how == Revoked {
+			rt.cover(ruleFutureRevoke)
 			ev.Err, errText = "future revoked before its reply", "revoked"
+		} else {
+			rt.cover(ruleFutureTimout)
 		}
 		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: id, At: rt.now, Err: errText}))
 		rt.Async = append(rt.Async, ev)
@@ -246,6 +258,8 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 			rt.Async = append(rt.Async, asyncEv{Kind: asyncListener, Lease: id, Side: Client, Tag: tag})
 			n++
 		}
+	} else if len(im.Listeners) > 0 {
+		rt.cover(ruleNoListeners)
 	}
 	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: id, Side: Client, How: how, Cause: cause, At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now)), Listeners: n}))
 	rt.dropImport(id)
@@ -258,6 +272,7 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 // after the listeners, in their turn, when there are any; otherwise at the end of the
 // current call (never in the middle of an operation).
 func (rt *Runtime) release(e asyncEv, afterListeners bool) {
+	rt.cover(ruleReleased)
 	if afterListeners {
 		rt.Async = append(rt.Async, e)
 		return
@@ -274,6 +289,9 @@ func (rt *Runtime) renotify(peer sim.NodeID) {
 		}
 	}
 	slices.SortFunc(ids, RefID.Compare)
+	if len(ids) > 0 {
+		rt.cover(ruleTombstoneRenotify)
+	}
 	for _, id := range ids {
 		tb := rt.Tombs[id]
 		rt.out.Send(peer, Ack{Ref: id, SBoot: rt.Boot, UpTo: tb.Expected - 1, End: tb.How})
@@ -285,6 +303,7 @@ func (rt *Runtime) bury(id RefID, tb Tomb) {
 	if !rt.tombstones(tb.How) {
 		return
 	}
+	rt.cover(ruleTombstone)
 	rt.Tombs[id] = tb
 	// By (deadline, id): the first entry after every earlier deadline, then by id
 	// among equal ones (usually the end: deadlines mostly come in order).

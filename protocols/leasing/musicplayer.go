@@ -84,10 +84,12 @@ func (p EndExchangeLease) Receive(l *LeaseCtl) {
 		return
 	}
 	if l.Method() == p.RevokeOn { // lease.isRevoke(msg)
+		l.rt.cover(ruleCustomRevoke)
 		_ = l.Forward()
 		_ = l.Revoke()
 		return
 	}
+	l.rt.cover(ruleCustomRenew)
 	_ = l.Renew(l.RenewalTime())
 	_ = l.Forward()
 }
@@ -204,6 +206,7 @@ func (p *Player) maybeStart(rt *Runtime, peer sim.NodeID) {
 		_ = rt.Revoke(cb)
 		return
 	}
+	rt.cover(ruleMPOpen)
 	p.Out[peer] = &OutExchange{Peer: peer, Callback: cb}
 	rt.Observe(KindMPOpen, MPEvent{From: rt.Self, To: peer})
 }
@@ -227,18 +230,21 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 	case inv.Object == FarObject && inv.Method == "openSession":
 		// Responder: export a session for the peer and return it via the callback.
 		if len(inv.Refs) == 0 {
+			rt.cover(ruleMPRefuse)
 			rt.Observe(KindMPRefuse, MPEvent{From: inv.From, To: rt.Self, Why: WhyNoCallback})
 			return
 		}
 		cb := inv.Refs[0] // zero when its lease ended on the way
 		left, err := rt.TimeLeft(cb)
 		if cb.IsZero() || err != nil || left < p.Cfg.MinLeft {
+			rt.cover(ruleMPRefuse)
 			rt.Observe(KindMPRefuse, MPEvent{From: inv.From, To: rt.Self, Why: "callback expired or nearly"})
 			return
 		}
 		sess, err := rt.Lease("mp.session", p.Cfg.Term, p.sessionPattern(), inv.From)
 		must(err)
 		must(rt.WhenExpired(sess, "mp.session"))
+		rt.cover(ruleMPSession)
 		p.In[sess] = &InExchange{From: inv.From, Session: sess}
 		must(rt.Send(cb, "receive", nil, sess))
 		rt.Observe(KindMPSession, MPEvent{From: inv.From, To: rt.Self, Session: sess})
@@ -248,6 +254,7 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 			return
 		}
 		if len(inv.Refs) == 0 || inv.Refs[0].IsZero() {
+			rt.cover(ruleMPSessionLost)
 			p.stop(rt, o, "session reference arrived dead")
 			return
 		}
@@ -271,7 +278,10 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 		done := MPDone{From: in.From, To: rt.Self, Songs: len(in.Lib), Ratio: ratio}
 		rt.Observe(KindMPDone, done)
 		if ratio >= p.Cfg.Threshold {
+			rt.cover(ruleMPMatch)
 			rt.Observe(KindMPMatch, done) // notify the user of a similar taste nearby
+		} else {
+			rt.cover(ruleMPNoMatch)
 		}
 		delete(p.In, inv.Ref)
 	default:
@@ -287,6 +297,7 @@ func (p *Player) sendNext(rt *Runtime, o *OutExchange) {
 			p.stop(rt, o, "session ended before endExchange")
 			return
 		}
+		rt.cover(ruleMPEnd)
 		delete(p.Out, o.Peer)
 		p.Completed[o.Peer]++
 		rt.Observe(KindMPSent, MPEvent{From: rt.Self, To: o.Peer, Session: o.Session, Songs: len(p.Lib)})
@@ -305,10 +316,12 @@ func (p *Player) sendNext(rt *Runtime, o *OutExchange) {
 		p.stop(rt, o, "session expired")
 		return
 	}
+	rt.cover(ruleMPUpload)
 	o.Future = f.ID
 }
 
 func (p *Player) stop(rt *Runtime, o *OutExchange, why string) {
+	rt.cover(ruleMPStop)
 	delete(p.Out, o.Peer)
 	rt.Observe(KindMPStopped, MPEvent{From: rt.Self, To: o.Peer, Session: o.Session, Songs: o.Next, Why: why})
 	if p.Cfg.Retry > 0 {
@@ -365,6 +378,7 @@ func (p *Player) Expired(rt *Runtime, e Expiry) {
 		}
 	case "mp.session": // responder: clean the partially received music library
 		if in := p.In[e.Lease]; in != nil {
+			rt.cover(ruleMPCleanup)
 			rt.Observe(KindMPCleanup, MPEvent{From: in.From, To: rt.Self, Session: e.Lease, Songs: len(in.Lib)})
 			delete(p.In, e.Lease)
 		}

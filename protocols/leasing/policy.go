@@ -61,6 +61,22 @@ type Policy struct {
 	// Listeners (LS-2) says whether the side of a lease that ended how runs its
 	// whenExpired listeners. The protocol: on expiry only, never on revoke.
 	Listeners func(side Side, how End) bool
+	// Takes (LS-1, LS-P3) says whether the grantor takes a message numbered seq when
+	// it expects expected next; a message not taken is a retransmission (seq below:
+	// acknowledged again) or comes after a lost one (seq above: it waits for the
+	// holder's in-order retransmission). The protocol: seq == expected.
+	Takes func(seq, expected int64) bool
+	// Silence (LS-1) is how long a peer may stay unheard before it counts as out of
+	// range, given the configured silence d. The protocol: d.
+	Silence func(d time.Duration) time.Duration
+	// Retransmits (LS-1) says whether a due retransmission resends a reference's
+	// unacknowledged messages, given whether its grantor counts as in range; if not,
+	// retransmission pauses until the grantor is heard again (flush). The protocol:
+	// while in range.
+	Retransmits func(connected bool) bool
+	// Flushes (LS-1) says whether a peer heard again after counting as out of range
+	// gets everything unacknowledged towards it at once. The protocol: true.
+	Flushes func(peer sim.NodeID) bool
 	// RestartsRto (LS-1) says whether an acknowledgement restarts the retransmission
 	// timer of a reference that still has unacknowledged messages; progress says
 	// whether it acknowledged something new. The protocol: only on progress.
@@ -157,6 +173,40 @@ func (rt *Runtime) enqueueAs(connected bool) (keep, send bool) {
 		return h(connected)
 	}
 	return true, connected
+}
+
+// takes says whether the grantor takes message seq (LS-1: in order, exactly once).
+func (rt *Runtime) takes(seq, expected int64) bool {
+	if h := rt.Cfg.Policy.Takes; h != nil {
+		return h(seq, expected)
+	}
+	return seq == expected
+}
+
+// silence is how long a peer may stay unheard before it counts as out of range (LS-1).
+func (rt *Runtime) silence() time.Duration {
+	d := rt.Cfg.silence()
+	if h := rt.Cfg.Policy.Silence; h != nil {
+		return h(d)
+	}
+	return d
+}
+
+// retransmits says whether a due retransmission resends (LS-1: while the grantor is in
+// range; out of range, messages accumulate until the flush).
+func (rt *Runtime) retransmits(connected bool) bool {
+	if h := rt.Cfg.Policy.Retransmits; h != nil {
+		return h(connected)
+	}
+	return connected
+}
+
+// flushes says whether a reconnected peer gets the buffers flushed (LS-1: always).
+func (rt *Runtime) flushes(peer sim.NodeID) bool {
+	if h := rt.Cfg.Policy.Flushes; h != nil {
+		return h(peer)
+	}
+	return true
 }
 
 // restartsRto says whether an acknowledgement restarts the retransmission timer (LS-1):

@@ -268,6 +268,9 @@ func (d *Device) Handle(in sim.Input, out *sim.Outbox) {
 	rt.begin(in, out, d.App)
 	switch in.Kind {
 	case sim.Start, sim.Restart:
+		if in.Kind == sim.Restart {
+			rt.cover(ruleReboot) // LS-1: a new incarnation, no lease (they are volatile)
+		}
 		boot := uint32(1)
 		if b, ok := sim.Load[uint32](in.Stable, "boot"); ok {
 			boot = b + 1
