@@ -253,6 +253,8 @@ func releasedDropped(r *checker.Run) error {
 // a message taken or processed after the grantor's side ended.
 func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 	x := e.li.get(r)
+	checked := 0 // messages taken live and messages processed, each judged
+	defer func() { r.Count(checked, 0) }()
 	for id, l := range x.eachLease {
 		g := l.grant
 		end := int64(math.MaxInt64)
@@ -283,6 +285,7 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 				if !rv.V.Live {
 					continue
 				}
+				checked++
 				if rv.Local >= dl {
 					return fmt.Errorf("lease %s: message #%d (%s %s) accepted at local %v, at or after the deadline %v (granted at %v for %v, renewals applied; the grantor reported %v)",
 						id, rv.V.Seq, rv.V.Op, rv.V.Method, rv.Local, dl, g.Local, g.V.Term, rv.V.Deadline)
@@ -294,6 +297,7 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 			}
 			f := fwds[fi]
 			fi++
+			checked++
 			if f.Local >= dl || f.V.At >= f.V.Deadline {
 				return fmt.Errorf("lease %s: the service processed %s#%d at local %v, at or after the deadline %v", id, f.V.Method, f.V.Seq, f.Local, min(dl, f.V.Deadline))
 			}
@@ -310,6 +314,11 @@ func (e *env) noDeliveryAfterExpiry(r *checker.Run) error {
 // per registration on expiry and never on revoke.
 func (e *env) symmetricExpiry(r *checker.Run) error {
 	x := e.li.get(r)
+	// Judged: every side that ended (ends, listeners, the other side's following);
+	// exempt: a side whose follower's bound reaches past the run or whose other
+	// device crashed in the meantime.
+	checked, exempt := 0, 0
+	defer func() { r.Count(checked, exempt) }()
 	for id, l := range x.eachLease {
 		for _, side := range []ls.Side{ls.Server, ls.Client} {
 			if err := e.listenersOnce(r, x, id, side); err != nil {
@@ -324,6 +333,11 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 		ce, cEnded := l.firstEnd(ls.Client)
 		if sEnded {
 			by := se.Time.Add(e.bsc(l.period, se.V.Left))
+			if by > r.Time || e.g.crashedIn(id.Holder, rs.Time, by) {
+				exempt++
+			} else {
+				checked++
+			}
 			if !(cEnded && ce.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Holder, rs.Time, by) {
 				return fmt.Errorf("lease %s: server side %s (%s) at %v but the client side %s, not by %v (bound %v)",
 					id, se.V.How, se.V.Cause, se.Time, endedAt(ce, cEnded), by, by.Sub(se.Time))
@@ -351,6 +365,11 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 				if rn.V.Ok && rn.V.By == "server" && rn.Time <= by {
 					by = max(by, rn.Time.Add(e.g.stretch(rn.V.After.Sub(rn.Local))+e.g.steps+time.Millisecond))
 				}
+			}
+			if by > r.Time || e.g.crashedIn(id.Grantor, l.grant.Time, by) {
+				exempt++
+			} else {
+				checked++
 			}
 			if !(sEnded && se.Time <= by) && by <= r.Time && !e.g.crashedIn(id.Grantor, l.grant.Time, by) {
 				return fmt.Errorf("lease %s: client side %s (%s) at %v but the server side %s, not by %v (bound %v)",
@@ -511,7 +530,13 @@ func (e *env) transientTolerance(r *checker.Run) error {
 	x := e.li.get(r)
 	flush := e.flush()
 	var fwd []bool
+	// Judged: every reference's messages (order, exactly once, none lost) and every
+	// lease expiry by timer (no false expiry); exempt: an expiry the lease's holder
+	// never saw, abandoned on purpose, after a crash, or after the other side ended.
+	checked, exempt := 0, 0
+	defer func() { r.Count(checked, exempt) }()
 	for id, l := range x.eachRef {
+		checked++
 		sends, recvs := l.sends, l.recvs
 		for i, rv := range recvs {
 			if rv.V.Seq != int64(i+1) {
@@ -581,6 +606,7 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			if !ok || end.V.How != ls.Expired || end.V.Cause != "timer" {
 				continue
 			}
+			exempt++ // until it is judged below
 			if l.idled && l.idle <= end.Time {
 				continue // abandoned on purpose before it expired
 			}
@@ -598,6 +624,8 @@ func (e *env) transientTolerance(r *checker.Run) error {
 			if oe, ok := l.firstEnd(other); ok && oe.Time < end.Time {
 				continue // ended at the other side first (that end is judged on its own)
 			}
+			exempt--
+			checked++
 			if !overlaps(e.g.pair(id.Grantor, id.Holder), end.Time.Add(-w), end.Time) {
 				return fmt.Errorf("lease %s (%s, %s): %s side expired at %v though its devices stayed in range since %v (its lease period %v plus margin %v): a false expiry",
 					id, l.grant.V.Object, l.grant.V.Pattern, side, end.Time, end.Time.Add(-w), period, m)
@@ -690,15 +718,21 @@ func (e *env) futures(r *checker.Run) error {
 	// future in (node, boot, number) order.
 	var first *futObs
 	var firstErr error
+	checked := 0
 	for i := range x.futs {
 		f := &x.futs[i]
-		if f.call == nil || (first != nil && futKeyCompare(f.key, first.key) >= 0) {
+		if f.call == nil {
+			continue
+		}
+		checked++
+		if first != nil && futKeyCompare(f.key, first.key) >= 0 {
 			continue
 		}
 		if err := e.future(r, f); err != nil {
 			first, firstErr = f, err
 		}
 	}
+	r.Count(checked, 0)
 	return firstErr
 }
 

@@ -246,13 +246,16 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 			prevEnd := sim.Time(-1 << 62)
 			for _, s := range spans {
 				if s.to == never || s.to.Sub(s.from) >= pc.Term-m || s.from.Sub(prevEnd) < m {
-					return nil // not the transient claim's situation
+					r.Count(0, 1) // not the transient claim's situation
+					return nil
 				}
 				prevEnd = s.to
 			}
 			if e.g.crashedIn(0, 0, r.Time) || e.g.crashedIn(1, 0, r.Time) {
+				r.Count(0, 1)
 				return nil
 			}
+			r.Count(2, 0) // both exchanges, and every lease of the run
 			done := map[[2]sim.NodeID]int{}
 			for _, d := range checker.Values[ls.MPDone](r.History(), ls.KindMPDone) {
 				done[[2]sim.NodeID{d.From, d.To}] = d.Songs
@@ -275,6 +278,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 		{Name: "music/permanent-cleans-up", Class: checker.Safety, NeedsCompleteRun: true, Check: func(r *checker.Run) error {
 			parted, ok := e.g.partedAt(0, 1)
 			if !ok || len(e.g.down[0])+len(e.g.down[1]) > 0 {
+				r.Count(0, 1)
 				return nil // the devices did not part for good (a crash is not a parting)
 			}
 			x := e.li.get(r)
@@ -298,11 +302,15 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 			for _, o := range r.History().Kind(ls.KindMPStopped, ls.KindMPTimedOut) {
 				stopped[o.Value.(ls.MPEvent).Session] = true
 			}
+			judged, finished := 0, 0
+			defer func() { r.Count(judged, finished) }()
 			for _, s := range checker.Values[ls.MPEvent](r.History(), ls.KindMPSession) {
 				id := s.Session
 				if done[id] {
+					finished++ // finished before the parting: not the claim's
 					continue
 				}
+				judged++
 				se, ok := x.firstEnd(id, ls.Server)
 				if !ok || se.V.How != ls.Expired {
 					return fmt.Errorf("session %s (%s→%s) interrupted by the parting at %v: its server side did not expire (%v)", id, r.Final[s.From].Name, r.Final[s.To].Name, parted, endedAt(se, ok))
