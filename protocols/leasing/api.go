@@ -45,13 +45,14 @@ func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, h
 // Renew prolongs a lease (LS-2 renew): the new time left is max(time left, d). At the
 // grantor it takes effect at once and the holder is sent the new time left; at the
 // holder it is a renewal request, delivered in order with the reference's messages
-// (ignored by the grantor if the lease has ended there by then, §3).
+// (ignored by the grantor if the lease has ended there by then, §3). At the grantor,
+// renewing a lease that ended is refused (and observed as a refused renewal).
 func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	if d <= 0 {
 		return &OpError{Op: "renew", Ref: ref, Err: fmt.Errorf("renewal time %v: %w", d, ErrTerm)}
 	}
-	if ex := rt.export(ref); ex != nil {
-		if ex.Pattern == nil {
+	if ex := rt.export(ref); ex != nil || rt.granted(ref) {
+		if ex != nil && ex.Pattern == nil {
 			return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 		}
 		return rt.renewExport(ref, d, "server")
@@ -66,6 +67,12 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	rt.cover(ruleRenewRequest)
 	rt.enqueue(im, Call{Op: OpRenew, D: d})
 	return nil
+}
+
+// granted reports whether ref names a lease this incarnation of the device granted
+// (live or ended).
+func (rt *Runtime) granted(ref RefID) bool {
+	return !ref.Far() && ref.Grantor == rt.Self && ref.GBoot == rt.Boot && ref.N <= rt.NextN
 }
 
 // renewExport applies the max rule at the grantor (by: "server", "pattern", "client").

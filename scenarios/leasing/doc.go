@@ -7,14 +7,19 @@
 //	leasing/music-stable      the music player (LS-5), two devices always in range
 //	leasing/music-transient   a disconnection shorter than the lease in mid-exchange
 //	leasing/music-permanent   the devices part for good in mid-exchange
-//	leasing/swarm             N devices moving in and out of range (per-pair on/off
-//	                          processes drawn from the seed, some devices leaving for
-//	                          good), drifting clocks and clock steps, the music player and
-//	                          the probe application (every lease pattern and operation,
-//	                          client-side expire included); on half the seeds asymmetric
-//	                          discovery neighbourhoods (-p neighbourhood=all turns them
-//	                          off): a device discovers a peer it does not beacon to
-//	                          when it first hears from it
+//	leasing/swarm             2 to 5 devices (drawn per seed) moving in and out of range
+//	                          (per-pair on/off processes drawn from the seed, some devices
+//	                          leaving for good), drifting clocks and clock steps, crashes
+//	                          with restarts on half the seeds (some for good, some
+//	                          crash-sends: LS-1 reboot, stale incarnations), the music
+//	                          player (its callback leased for twice the term on a quarter
+//	                          of the seeds) and the probe application (every lease pattern
+//	                          and operation, client-side expire included, and the rare
+//	                          paths: declined and abandoned calls, renewals refused at the
+//	                          grantor, a pattern that revokes before forwarding); on half
+//	                          the seeds asymmetric discovery neighbourhoods (-p
+//	                          neighbourhood=all turns them off): a device discovers a peer
+//	                          it does not beacon to when it first hears from it
 //	leasing/detection         the measurements (experiment, CSV with --out)
 //
 // Model: "leasing" (simrun check leasing), see model.go.

@@ -152,7 +152,10 @@ func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Netw
 		for ; i < len(evs) && sim.Time(evs[i].At) == t; i++ {
 			e := evs[i]
 			switch e.Kind {
-			case "crash":
+			case "crash", "crash-send":
+				// A crash-send crashes the node at its first call that sends within
+				// [At, At+For] (a device beacons every period, so early): counted down
+				// from At, which exempts at most that short while more.
 				down[idx(e.Node)] = true
 			case "restart":
 				down[idx(e.Node)] = false

@@ -67,9 +67,10 @@ func TestMusicPlans(t *testing.T) {
 }
 
 // TestBrokenVariantsCaught: each deliberately broken protocol is caught, by every
-// property that names its fault, within the first 40 seeds (each variant's sweep stops
+// property that names its fault, within the first brokenSeeds seeds (each variant's sweep stops
 // as soon as all of them have failed on some seed; the variants run in parallel).
 func TestBrokenVariantsCaught(t *testing.T) {
+	const brokenSeeds = 100
 	for _, c := range []struct {
 		variant string
 		params  map[string]string
@@ -99,7 +100,7 @@ func TestBrokenVariantsCaught(t *testing.T) {
 		t.Run(c.variant, func(t *testing.T) {
 			t.Parallel()
 			caught := map[string]uint64{}
-			for seed := uint64(1); seed <= 40 && len(caught) < len(c.want); seed++ {
+			for seed := uint64(1); seed <= brokenSeeds && len(caught) < len(c.want); seed++ {
 				rep, err := scenarios.RunName("test/leasing-"+c.variant, scenarios.Options{Seed: seed, Params: c.params})
 				if err != nil {
 					t.Fatal(err)
@@ -112,7 +113,7 @@ func TestBrokenVariantsCaught(t *testing.T) {
 			}
 			for _, p := range c.want {
 				if _, ok := caught[p]; !ok {
-					t.Errorf("%s not caught by %s on seeds 1-40 (caught: %v)", c.variant, p, caught)
+					t.Errorf("%s not caught by %s on seeds 1-%d (caught: %v)", c.variant, p, brokenSeeds, caught)
 				}
 			}
 		})

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
@@ -32,9 +34,10 @@ var musicParams = append(slices.Clone(runtimeParams),
 )
 
 var swarmParams = append(slices.Clone(runtimeParams),
-	scenarios.Param{Name: "devices", Default: "4", Help: "number of devices"},
+	scenarios.Param{Name: "devices", Default: "2-5", Help: "number of devices: N, or A-B (each seed draws its own)"},
 	scenarios.Param{Name: "songs", Default: "15", Help: "songs in each library"},
-	scenarios.Param{Name: "term", Default: "2s", Help: "session and callback leases"},
+	scenarios.Param{Name: "term", Default: "2s", Help: "session lease, and the longest probe lease"},
+	scenarios.Param{Name: "callback-term", Default: "drawn", Help: "the session callback's single-call lease: a duration, or drawn (the term on three seeds in four, twice the term on the others: a session can then come back after its own lease ended)"},
 	scenarios.Param{Name: "again", Default: "1s", Help: "pause before a completed exchange is repeated"},
 	scenarios.Param{Name: "horizon", Default: "12s", Help: "devices move until this time, then stay (unless they left)"},
 	scenarios.Param{Name: "mean-up", Default: "4s", Help: "mean in-range period, limit (each seed draws its own)"},
@@ -43,6 +46,9 @@ var swarmParams = append(slices.Clone(runtimeParams),
 	scenarios.Param{Name: "skews", Default: "3", Help: "clock skews, limit"},
 	scenarios.Param{Name: "max-step", Default: "10ms", Help: "largest clock step of a skew"},
 	scenarios.Param{Name: "probe", Default: "1.5s", Help: "probe period (0 = no probe application)"},
+	scenarios.Param{Name: "probe-rare", Default: "true", Help: "the probe also takes the rare paths: declined and abandoned calls, a server renewing what it revoked, a pattern that revokes before forwarding"},
+	scenarios.Param{Name: "crashes", Default: "2", Help: "crash/restart pairs, limit (on half the seeds, each draws 0..limit and, one time in four, a device that crashes for good; none on the others)"},
+	scenarios.Param{Name: "crash-send", Default: "0.5", Help: "probability limit that a crash is a crash-send (the device crashes part-way through a call's sends)"},
 	scenarios.Param{Name: "dup", Default: "0", Help: "probability that the network duplicates a message while the devices move (outside the paper's FIFO links: a stale acknowledgement can arrive after a newer one)"},
 	scenarios.Param{Name: "neighbourhood", Default: "drawn", Help: "configured discovery neighbourhoods: all (every device beacons to every other) or drawn (on half the seeds each device leaves each other out with probability 1/3 and discovers it when it hears from it)"},
 )
@@ -373,7 +379,7 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 // protocol; see bugs.go).
 func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) {
 	p := b.Params
-	n := p.IntRange("devices", 2, 26)
+	n := drawnInt(p, "devices", 2, 26, sim.Stream(b.Seed, "swarm-devices"))
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -409,6 +415,18 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 	ppm := int64(p.IntRange("drift-ppm", 0, faults.MaxDriftPPM))
 	probe := p.Duration("probe")
 	dup := p.Prob("dup")
+	crashes := p.IntRange("crashes", 0, 20)
+	crashSend := p.Prob("crash-send")
+	rare := p.Bool("probe-rare")
+	cbTerm := term
+	switch v := p.String("callback-term"); v {
+	case "drawn":
+		if sim.Stream(b.Seed, "swarm-callback").IntN(4) == 0 {
+			cbTerm = 2 * term
+		}
+	default:
+		cbTerm = p.PositiveDuration("callback-term")
+	}
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -417,14 +435,14 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 	}
 	limits.MaxDriftPPM = ppm
 	pc := &ls.PlayerConfig{
-		Libraries: libraries(b.Seed, n, songs), Term: term, CallbackTerm: term,
+		Libraries: libraries(b.Seed, n, songs), Term: term, CallbackTerm: cbTerm,
 		MinLeft: 4*nw.Latency.Max + 10*time.Millisecond, Threshold: 0.3, Again: again, Retry: 500 * time.Millisecond,
 	}
 	if err := pc.Validate(); err != nil {
 		return nil, err
 	}
 	prc := &ls.ProbeConfig{Period: probe, PingEvery: 100 * time.Millisecond, TermMin: 500 * time.Millisecond,
-		TermMax: term, MaxPings: 8, Due: term / 2}
+		TermMax: term, MaxPings: 8, Due: term / 2, Rare: rare}
 	if err := prc.Validate(); err != nil {
 		return nil, err
 	}
@@ -435,13 +453,16 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 			burst := faults.Event{At: 0, Kind: "burst", Dup: dup, For: faults.Duration(horizon)}
 			pl.Events = append([]faults.Event{burst}, pl.Events...)
 		}
+		if err == nil && crashes > 0 {
+			pl, err = withCrashes(b.Seed, names, pl, horizon, limits.MeanDown, crashes, crashSend)
+		}
 		return pl, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	clocks := Clocks(b.Seed, n, ppm)
-	bound := 2*term + again + pc.Retry + 2*time.Second
+	bound := 2*max(term, cbTerm) + again + pc.Retry + 2*time.Second
 	st := plan.Settled()
 	until := sim.Time(max(time.Duration(st.At), horizon) + bound + time.Second)
 	cfgs, err := neighbourhoods(b.Seed, cfg, n, p.String("neighbourhood"))
@@ -465,6 +486,51 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 		Properties:   props,
 		Metrics:      func(res *sim.Result) any { return musicMetrics(res) },
 	}, nil
+}
+
+// drawnInt reads an integer parameter given as N or as a range A-B (both within
+// [lo, hi]); a range is drawn from r.
+func drawnInt(p *scenarios.Params, name string, lo, hi int, r *sim.Rand) int {
+	v := p.String(name)
+	a, b, isRange := strings.Cut(v, "-")
+	if !isRange {
+		return p.IntRange(name, lo, hi)
+	}
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || x < lo || y > hi || x > y {
+		p.Reject(name, fmt.Sprintf("an integer or a range A-B within %d..%d", lo, hi))
+		return lo
+	}
+	return x + r.IntN(y-x+1)
+}
+
+// withCrashes adds crashes to a swarm's mobility plan (LS-1: a rebooted device has no
+// lease; its peers learn of its new incarnation): on half the seeds, up to limit
+// crash/restart pairs and, one time in four, a device that crashes for good, a
+// fraction of them (drawn up to sendFrac) crash-sends. The crashes come from streams
+// of their own: the mobility plan is the same with or without them.
+func withCrashes(seed uint64, names []string, pl faults.Plan, horizon, meanDown time.Duration, limit int, sendFrac float64) (faults.Plan, error) {
+	r := sim.Stream(seed, "swarm-crashes")
+	if r.IntN(2) == 0 {
+		return pl, nil
+	}
+	cp := faults.Params{Start: 100 * time.Millisecond, Horizon: horizon, Crashes: r.IntN(limit + 1), MeanDown: meanDown / 2,
+		CrashSendFrac: sendFrac * r.Float64()}
+	if r.IntN(4) == 0 {
+		cp.Permanent = 1
+	}
+	cr, err := faults.Generate(seed, names, cp)
+	if err != nil {
+		return faults.Plan{}, err
+	}
+	evs := append(slices.Clone(pl.Events), cr.Events...)
+	slices.SortStableFunc(evs, func(a, b faults.Event) int { return cmp.Compare(a.At, b.At) })
+	out := faults.Plan{Events: evs}
+	if err := out.Validate(names); err != nil {
+		return faults.Plan{}, fmt.Errorf("swarm crashes produced an invalid plan (a bug): %w", err)
+	}
+	return out, nil
 }
 
 // neighbourhoods returns each device's runtime configuration: cfg itself, or, with
