@@ -121,14 +121,17 @@
 //
 // # Model
 //
-// The model checker runs the same runtime in discrete time (model.go). The default
-// configuration has discovery off (the peers always count as in range; lost messages
-// come back by retransmission). With -p beacon=N discovery is on: silence detection,
-// disconnected-active buffering and the flush on reconnection are explored; the test
-// pins a small such configuration (no single-call traffic, no drift). Larger ones
-// (calls=1, or drift=1) complete with no violation but take 40–70s, so they are run by
-// hand, not by the tests. The pinned configuration has no revoke, so the tombstone's
-// notice with discovery on is model-checked only in those hand runs (with no witness
-// that it is repeated after a reconnection); the simulator checks that path (LS-P2,
-// and the no-tombstones broken variant).
+// The model checker runs the same runtime in discrete time (model.go). Its portfolio
+// (Model.Portfolio: what `simrun check leasing` runs with no -p; each about 10 s of
+// one core or less) is default (discovery off: the peers always count as in range and
+// lost messages come back by retransmission; renew-on-call and single-call leases,
+// drift, one transient or permanent disconnection), discovery (silence detection,
+// disconnected-active buffering, the flush on reconnection), ops and expire (a basic
+// lease renewed, revoked and expired at both sides, with listeners: notices,
+// tombstones, refused renewals, listeners on expiry only) and crash (a crash that may
+// cut a call's sends short: reboots, stale incarnations). The model reaches the rules
+// that need an exact instant — a message or a send at the deadline's very tick — which
+// continuous-time sweeps practically never hit; the swarm reaches the rest (the music
+// player, futures, custom patterns). coverage_test.go requires the union to reach
+// every rule and no property to be vacuous.
 package lsscen
