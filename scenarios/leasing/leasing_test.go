@@ -55,7 +55,8 @@ func planLimits() faults.Params {
 // TestSwarmPlans: rapid draws generic fault plans (any failure shrinks to a minimal
 // plan and prints the replay command).
 func TestSwarmPlans(t *testing.T) {
-	scenariotest.Plans(t, "leasing/swarm", scenariotest.Options{Checks: 200, Limits: planLimits()})
+	// Four devices (the swarm draws 2-5 per seed; a plan names the devices of one).
+	scenariotest.Plans(t, "leasing/swarm", scenariotest.Options{Checks: 200, Limits: planLimits(), Params: map[string]string{"devices": "4"}})
 }
 
 // TestMusicPlans: the music player's claims are checked against the actual plan, so

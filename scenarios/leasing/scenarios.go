@@ -461,6 +461,9 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := plan.Validate(names); err != nil {
+		return nil, &scenarios.InputError{Err: fmt.Errorf("fault plan: %w", err)} // a plan given for other devices
+	}
 	clocks := Clocks(b.Seed, n, ppm)
 	bound := 2*max(term, cbTerm) + again + pc.Retry + 2*time.Second
 	st := plan.Settled()
