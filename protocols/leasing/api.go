@@ -65,7 +65,9 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 		return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 	}
 	rt.cover(ruleRenewRequest)
-	rt.enqueue(im, Call{Op: OpRenew, D: d})
+	if rt.requests(OpRenew) {
+		rt.enqueue(im, Call{Op: OpRenew, D: d})
+	}
 	return nil
 }
 
@@ -103,7 +105,9 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 	if by == "server" && id != rt.inCall {
 		// Tell the holder at once: its timer follows the grantor's (LS-2).
 		rt.cover(ruleRenewNotifies)
-		rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
+		if rt.notifies("renew") {
+			rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
+		}
 	}
 	return nil
 }
@@ -134,7 +138,9 @@ func (rt *Runtime) Revoke(ref RefID) error {
 		return &OpError{Op: "revoke", Ref: ref, Err: ErrNotLeased}
 	}
 	rt.cover(ruleRevokeHolder)
-	rt.enqueue(im, Call{Op: OpRevoke})
+	if rt.requests(OpRevoke) {
+		rt.enqueue(im, Call{Op: OpRevoke})
+	}
 	im.Revoking = true
 	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))}))
 	if im.Object != futureObject {
@@ -200,7 +206,6 @@ func (rt *Runtime) WhenExpired(ref RefID, tag string) error {
 		im.Listeners = append(im.Listeners, tag)
 		side = Client
 	}
-	rt.cover(ruleWhenExpired)
 	rt.out.Observe(KindListen, rt.obs.listener.put(ObsListener{Lease: ref, Side: side, Tag: tag}))
 	return nil
 }
@@ -228,7 +233,11 @@ func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 		return 0, &OpError{Op: "timeLeft", Ref: ref, Err: ErrEnded}
 	}
 	rt.cover(ruleTimeLeft)
-	return max(0, dl.Sub(rt.now)), nil
+	side := Server
+	if ex == nil || ex.Ended != Live {
+		side = Client
+	}
+	return rt.timeLeft(side, max(0, dl.Sub(rt.now))), nil
 }
 
 // State returns the reference's state at its holder (LS-1).
@@ -273,7 +282,7 @@ func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
 	if im == nil || im.Revoking {
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
-	if !ref.Far() && rt.now >= im.Deadline && !rt.holderTimerStopped(im) {
+	if !ref.Far() && rt.holderExpired(im.Deadline) && !rt.holderTimerStopped(im) {
 		rt.cover(ruleExpiredRefuses)
 		rt.endImport(ref, Expired, "timer")
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}

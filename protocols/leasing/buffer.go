@@ -89,7 +89,6 @@ func (rt *Runtime) retransmitDue() {
 	for _, id := range due {
 		im := rt.imp(id)
 		if !rt.retransmits(rt.Connected(id.Grantor)) {
-			rt.cover(ruleRetransmitPause)
 			im.RtoOn = false // resumes when the grantor is heard again
 			rt.qdirty |= dirtyRto
 			continue
@@ -144,7 +143,6 @@ func (rt *Runtime) onAck(a Ack) {
 	}
 	if im.Revoking {
 		if len(im.Buf) == 0 || a.End != Live {
-			rt.cover(ruleRevokeDelivered)
 			rt.dropImport(a.Ref) // the revoke was delivered: reclaim silently
 		}
 		return
@@ -164,8 +162,7 @@ func (rt *Runtime) onAck(a Ack) {
 			return
 		}
 		if !rt.piggyback(a.Left, a.Until, im.Until) {
-			rt.cover(rulePiggybackStale)
-			return
+			return // nothing newer than what the holder's timer follows
 		}
 		// LS-2: the holder's timer follows the grantor's remaining time, from the
 		// newest information only (a late duplicate of an older ack is ignored).

@@ -41,6 +41,9 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 	if p == nil {
 		// A node outside the configured neighbourhood: remember it like any peer.
 		rt.cover(ruleNewPeer)
+		if !rt.discovers(from) {
+			return false
+		}
 		rt.Peers = append(rt.Peers, Peer{ID: from})
 		slices.SortFunc(rt.Peers, func(a, b Peer) int { return int(a.ID) - int(b.ID) })
 		p = rt.peer(from)
@@ -53,7 +56,7 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 		return false
 	}
 	if boot != 0 && p.Boot != 0 && boot != p.Boot {
-		rt.cover(rulePeerRebooted)
+		rt.cover(ruleReboot) // seen from the peer: its previous incarnation is gone
 		old := p.Boot
 		p.Boot = boot
 		rt.peerRebooted(from, old)

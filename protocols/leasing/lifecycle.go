@@ -176,9 +176,6 @@ func (rt *Runtime) drainAsync() {
 func (rt *Runtime) resolve(p Passed, from sim.NodeID) RefID {
 	id := p.ID
 	if p.Dead || p.Left <= 0 || id.Far() || id.Holder != rt.Self || id.Grantor != from {
-		if p.Dead || p.Left <= 0 {
-			rt.cover(ruleResolveDead)
-		}
 		return RefID{}
 	}
 	if rt.imp(id) != nil {
@@ -240,9 +237,17 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 		rt.callEnd = how // the call's ack carries the end
 		return
 	}
-	if cause != "timer" {
+	if cause != "timer" && rt.notifies(endVerb(how)) {
 		rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, End: how})
 	}
+}
+
+// endVerb names an explicit end for Policy.Notifies.
+func endVerb(how End) string {
+	if how == Revoked {
+		return "revoke"
+	}
+	return "expire"
 }
 
 // endImport ends the client side: observation, listeners (on expiry only), reclaim.
@@ -273,6 +278,9 @@ func (rt *Runtime) endImport(id RefID, how End, cause string) {
 // current call (never in the middle of an operation).
 func (rt *Runtime) release(e asyncEv, afterListeners bool) {
 	rt.cover(ruleReleased)
+	if !rt.tellsRelease(e.Side, e.How) {
+		return
+	}
 	if afterListeners {
 		rt.Async = append(rt.Async, e)
 		return

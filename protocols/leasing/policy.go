@@ -81,6 +81,32 @@ type Policy struct {
 	// timer of a reference that still has unacknowledged messages; progress says
 	// whether it acknowledged something new. The protocol: only on progress.
 	RestartsRto func(progress bool) bool
+	// HolderExpired (LS-1) says whether the holder's side, whose deadline is
+	// deadline, counts as expired at local time now: nothing more is sent through it
+	// (it expires on the spot, before its timer has run in this instant). The
+	// protocol: now >= deadline.
+	HolderExpired func(now, deadline sim.Time) bool
+	// Discovers (LS-1) says whether a device outside the configured neighbourhood is
+	// discovered when it is first heard (else its message is ignored). The protocol:
+	// true.
+	Discovers func(peer sim.NodeID) bool
+	// Boot (LS-1) is a (re)started device's incarnation, given the one stored (0 at
+	// the first start). The protocol: stored + 1.
+	Boot func(stored uint32) uint32
+	// Notifies (LS-2) says whether the grantor tells the holder at once of what it did
+	// outside a call: "revoke", "expire" (its explicit end of the lease) or "renew".
+	// The protocol: always.
+	Notifies func(what string) bool
+	// Requests (LS-2) says whether the holder sends its request op (OpRenew,
+	// OpRevoke) to the grantor. The protocol: always.
+	Requests func(op Op) bool
+	// Releases (LS-2, the garbage collection of §3) says whether the application is
+	// told that a side ended (how) so that it drops what only the lease kept alive.
+	// The protocol: always.
+	Releases func(side Side, how End) bool
+	// TimeLeft (LS-2 leaseTimeLeft) is what the API reports of a side's time left left.
+	// The protocol: left.
+	TimeLeft func(side Side, left time.Duration) time.Duration
 	// HolderTimer (LS-2) says whether the holder's timer of im runs now, given whether
 	// its grantor counts as in range. The protocol: always (a holder detects a
 	// permanent disconnection by its own timer). When the hook is set, the runtime
@@ -228,6 +254,64 @@ func (rt *Runtime) listeners(side Side, how End) bool {
 		return h(side, how)
 	}
 	return how == Expired
+}
+
+// holderExpired says whether the holder's side with that deadline counts as expired now
+// (LS-1: at its deadline, even before its timer has run in this instant).
+func (rt *Runtime) holderExpired(deadline sim.Time) bool {
+	if h := rt.Cfg.Policy.HolderExpired; h != nil {
+		return h(rt.now, deadline)
+	}
+	return rt.now >= deadline
+}
+
+// discovers says whether a device outside the neighbourhood is discovered (LS-1: yes).
+func (rt *Runtime) discovers(peer sim.NodeID) bool {
+	if h := rt.Cfg.Policy.Discovers; h != nil {
+		return h(peer)
+	}
+	return true
+}
+
+// nextBoot is a (re)started device's incarnation (LS-1: one more than the stored one).
+func (rt *Runtime) nextBoot(stored uint32) uint32 {
+	if h := rt.Cfg.Policy.Boot; h != nil {
+		return h(stored)
+	}
+	return stored + 1
+}
+
+// notifies says whether the grantor tells the holder at once of its revoke, expire or
+// renewal outside a call (LS-2: always; a revoke needs communication).
+func (rt *Runtime) notifies(what string) bool {
+	if h := rt.Cfg.Policy.Notifies; h != nil {
+		return h(what)
+	}
+	return true
+}
+
+// requests says whether the holder sends its renew or revoke request (LS-2: always).
+func (rt *Runtime) requests(op Op) bool {
+	if h := rt.Cfg.Policy.Requests; h != nil {
+		return h(op)
+	}
+	return true
+}
+
+// tellsRelease says whether the application is told a side ended (LS-2: always).
+func (rt *Runtime) tellsRelease(side Side, how End) bool {
+	if h := rt.Cfg.Policy.Releases; h != nil {
+		return h(side, how)
+	}
+	return true
+}
+
+// timeLeft is what leaseTimeLeft reports (LS-2: the side's time left).
+func (rt *Runtime) timeLeft(side Side, left time.Duration) time.Duration {
+	if h := rt.Cfg.Policy.TimeLeft; h != nil {
+		return h(side, left)
+	}
+	return left
 }
 
 // holderTimerStopped reports whether the holder's timer of im is stopped now (never,

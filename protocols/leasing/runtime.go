@@ -271,10 +271,8 @@ func (d *Device) Handle(in sim.Input, out *sim.Outbox) {
 		if in.Kind == sim.Restart {
 			rt.cover(ruleReboot) // LS-1: a new incarnation, no lease (they are volatile)
 		}
-		boot := uint32(1)
-		if b, ok := sim.Load[uint32](in.Stable, "boot"); ok {
-			boot = b + 1
-		}
+		b, _ := sim.Load[uint32](in.Stable, "boot")
+		boot := rt.nextBoot(b)
 		out.Store("boot", boot)
 		rt.init(in.Self, boot)
 		if rt.Cfg.Beacon > 0 {
