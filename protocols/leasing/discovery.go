@@ -52,7 +52,6 @@ func (rt *Runtime) hear(from sim.NodeID, boot uint32) bool {
 		}
 	}
 	if boot != 0 && boot < p.Boot {
-		rt.cover(ruleStaleIncarnation)
 		return false
 	}
 	if boot != 0 && p.Boot != 0 && boot != p.Boot {

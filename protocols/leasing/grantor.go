@@ -35,12 +35,10 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		rt.out.Observe(KindDrop, &ObsDrop{Ref: id, Seq: c.Seq, Op: c.Op, Why: why, At: rt.now})
 	}
 	if id.Grantor != rt.Self || id.GBoot != rt.Boot {
-		rt.cover(ruleStaleIncarnation)
 		drop("stale incarnation")
 		return
 	}
 	if id.Holder != from || (id.Far() && id.HBoot != c.SBoot) {
-		rt.cover(ruleStaleIncarnation) // a far channel of the holder's earlier incarnation
 		drop("not the holder")
 		return
 	}
@@ -58,7 +56,6 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 		if !id.Far() {
 			// §3: a message for an expired or revoked lease is ignored; the holder's
 			// own timer will expire.
-			rt.cover(ruleEndedIgnored)
 			drop("ended")
 			return
 		}

@@ -23,7 +23,6 @@ var (
 	ruleOutOfRange       = rules.Rule("LS-1 out of range", "a peer unheard for Silence counts as out of range")
 	ruleNewPeer          = rules.Rule("LS-1 new peer", "a device outside the configured neighbourhood is discovered when it is first heard")
 	ruleReboot           = rules.Rule("LS-1 reboot", "a restarted device has a new incarnation (boot counter in stable storage) and no lease: leases are volatile; its peers drop its previous incarnation's far channels")
-	ruleStaleIncarnation = rules.Rule("LS-1 stale incarnation", "a message from an earlier incarnation of a peer, or for an earlier incarnation of this device, is ignored")
 
 	// LS-2: the lease operations (§4.2, §5.1, Fig. 5) at both sides.
 	ruleLease             = rules.Rule("LS-2 lease", "lease(duration, service) creates the server side; its timer starts now")
@@ -42,7 +41,6 @@ var (
 	ruleTimerGrantor      = rules.Rule("LS-2 timer grantor", "the grantor's timer fires at the deadline: its side expires and runs its listeners")
 	ruleTimerHolder       = rules.Rule("LS-2 timer holder", "the holder's timer fires at its deadline: its side expires and runs its listeners (permanent disconnection detected)")
 	ruleLateArrival       = rules.Rule("LS-2 late arrival", "a message arriving at or after the deadline, before the timer ran in that instant, is not processed: the lease expires now")
-	ruleEndedIgnored      = rules.Rule("LS-2 ended ignored", "a message for a lease that expired at the grantor is ignored without an answer (§3)")
 	ruleNoticeRevoked     = rules.Rule("LS-2 notice revoked", "the grantor's notice of a revoke ends the holder's side as revoked (no listeners)")
 	ruleNoticeExpired     = rules.Rule("LS-2 notice expired", "the grantor's notice of an explicit expire ends the holder's side as expired (listeners run)")
 	ruleTombstone         = rules.Rule("LS-2 tombstone", "a lease the grantor ended by notice leaves a tombstone until its old deadline")
@@ -85,6 +83,8 @@ var (
 func init() {
 	rules.Unbranched("LS-1 states", "State is a query over a side's deadline and its grantor's connectivity: the states act in LS-1 send connected/disconnected and expired sends nothing")
 	rules.Unbranched("LS-2 symmetric clocks", "both timers run on their device's local clock (the simulator's drift and steps); only intervals are compared, never absolute times")
+	rules.Unbranched("LS-1 stale incarnation", "a message for or from an earlier incarnation names references that no longer exist (RefID carries the boots): it finds no side and is dropped or ignored")
+	rules.Unbranched("LS-2 ended ignored", "a message for a lease the grantor no longer has finds no side and is dropped without an answer (§3); a tombstoned one is LS-2 tombstone answers")
 	rules.Unbranched("LS-2 whenExpired", "registering appends to the side's listener list, with no alternative branch; a lost registration shows in LS-2 listeners run")
 	rules.Unbranched("LS-3 interceptor API", "receive is Interceptor.Receive and super.receive LeaseCtl.Forward; pass and resolve are fixed (LS-2 resolve)")
 	rules.Unbranched("LS-4 due at time left", "@Due(leaseTimeLeft(session)) is the music player's upload: LS-5 upload")
