@@ -80,6 +80,12 @@ func (e *env) leasingProperties() []checker.Property {
 	}
 }
 
+// allProperties are leasingProperties, the rule checks (rules.go) and the music
+// player's rules.
+func (e *env) allProperties(pc *ls.PlayerConfig) []checker.Property {
+	return append(append(e.leasingProperties(), e.ruleProperties()...), e.musicRules(pc)...)
+}
+
 // releasedAfterListeners (LS-2, the runtime's App contract): a side's Released runs
 // after that side's expiry listeners ran (whenExpired listeners run asynchronously,
 // and the objects the lease kept alive are dropped after them). Checked on the probe's

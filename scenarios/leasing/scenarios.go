@@ -187,7 +187,7 @@ func MusicSetup(b *scenarios.Build, variant string, policy ls.Policy) (*scenario
 		nodes[i] = sim.NodeSpec{Name: names[i], New: ls.NewDevice(cfg, func() ls.App { return &ls.Player{Cfg: pc} })}
 	}
 	e := newEnv(newGround(plan, names, clocks, nw), cfg)
-	props := append(e.leasingProperties(), e.musicClaims(pc)...)
+	props := append(e.allProperties(pc), e.musicClaims(pc)...)
 	return &scenarios.Setup{
 		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
 		Properties: props,
@@ -480,7 +480,7 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 		})}
 	}
 	e := newEnv(newGround(plan, names, clocks, nw), cfg)
-	props := append(e.leasingProperties(), e.swarmLiveness(n, bound))
+	props := append(e.allProperties(pc), e.swarmLiveness(n, bound))
 	return &scenarios.Setup{
 		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
 		// With the default parameters a device records up to about 550 observations a
