@@ -348,7 +348,6 @@ func (rt *Runtime) Call(ref RefID, method string, args any, due time.Duration, t
 	if c.Pass, err = rt.checkPass("call", method, ref, pass); err != nil {
 		return Future{}, err
 	}
-	rt.cover(ruleCall)
 	fe := rt.newExport(futureObject, due, SingleCall{}, ref.Grantor)
 	rt.Futures[fe.N] = &FutureRec{ID: fe.N, Tag: tag, Lease: fe}
 	rt.out.Observe(KindFutureCall, rt.obs.future.put(ObsFuture{Future: fe.N, Tag: tag, Lease: fe, Target: ref, Due: due, At: rt.now}))
@@ -395,16 +394,35 @@ func (rt *Runtime) futureArrived(ex *Export, inv Invocation) {
 	if f == nil {
 		return
 	}
-	delete(rt.Futures, ex.ID.N)
-	switch inv.Method {
-	case "resolve":
-		rt.cover(ruleFutureDone)
-		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true}))
-		rt.Async = append(rt.Async, asyncEv{Kind: asyncResolved, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Value: inv.Args, Refs: inv.Refs})
-	default:
-		rt.cover(ruleFutureFailed)
-		msg := fmt.Sprint(inv.Args)
-		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg}))
-		rt.Async = append(rt.Async, asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Err: msg})
+	if inv.Method == "resolve" {
+		rt.settle(f, "resolved", inv.Args, inv.Refs, "")
+		return
 	}
+	rt.settle(f, "failed", nil, nil, fmt.Sprint(inv.Args))
+}
+
+// settle completes future f (LS-4) and removes it: resolved by a reply (when:becomes:,
+// with its value and references), or ruined (catch:) by the callee's failure (msg), by
+// a timeout when its lease expired before a reply, or as revoked when its lease was
+// revoked. The application hears of it in its next turn.
+func (rt *Runtime) settle(f *FutureRec, outcome string, value any, refs []RefID, msg string) {
+	delete(rt.Futures, f.ID)
+	ev := asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag}
+	obs := ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now}
+	switch rt.settlesAs(outcome) {
+	case "resolved":
+		rt.cover(ruleFutureDone)
+		ev.Kind, ev.Value, ev.Refs, obs.Ok = asyncResolved, value, refs, true
+	case "failed":
+		rt.cover(ruleFutureFailed)
+		ev.Err, obs.Err = msg, msg
+	case "revoked":
+		rt.cover(ruleFutureRevoke)
+		ev.Err, obs.Err = "future revoked before its reply", "revoked"
+	default: // timeout: the catch: block of @Due
+		rt.cover(ruleFutureTimout)
+		obs.Err = "timeout"
+	}
+	rt.out.Observe(KindFutureDone, rt.obs.future.put(obs))
+	rt.Async = append(rt.Async, ev)
 }

@@ -207,17 +207,11 @@ func (rt *Runtime) endExport(id RefID, how End, cause string) {
 	if f, ok := rt.Futures[id.N]; ok && ex.Object == futureObject {
 		// LS-4: the future's lease ended before the reply: the future is ruined, with
 		// a timeout when it expired (the catch: block of @Due).
-		delete(rt.Futures, id.N)
-		ev := asyncEv{Kind: asyncRuined, Lease: id, Future: f.ID, Tag: f.Tag}
-		errText := "timeout"
+		outcome := "timeout"
 		if how == Revoked {
-			rt.cover(ruleFutureRevoke)
-			ev.Err, errText = "future revoked before its reply", "revoked"
-		} else {
-			rt.cover(ruleFutureTimout)
+			outcome = "revoked"
 		}
-		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: id, At: rt.now, Err: errText}))
-		rt.Async = append(rt.Async, ev)
+		rt.settle(f, outcome, nil, nil, "")
 	}
 	if rt.reclaims(how, cause) {
 		rt.dropExport(id)

@@ -107,6 +107,11 @@ type Policy struct {
 	// TimeLeft (LS-2 leaseTimeLeft) is what the API reports of a side's time left left.
 	// The protocol: left.
 	TimeLeft func(side Side, left time.Duration) time.Duration
+	// Settles (LS-4) is how a future settles, given how the protocol settles it:
+	// "resolved" (a reply resolved it), "failed" (the callee failed it), "timeout"
+	// (its lease expired first), "revoked" (its lease was revoked first). The
+	// protocol: as given.
+	Settles func(outcome string) string
 	// HolderTimer (LS-2) says whether the holder's timer of im runs now, given whether
 	// its grantor counts as in range. The protocol: always (a holder detects a
 	// permanent disconnection by its own timer). When the hook is set, the runtime
@@ -312,6 +317,14 @@ func (rt *Runtime) timeLeft(side Side, left time.Duration) time.Duration {
 		return h(side, left)
 	}
 	return left
+}
+
+// settlesAs is how a future settles (LS-4: as its reply or its lease says).
+func (rt *Runtime) settlesAs(outcome string) string {
+	if h := rt.Cfg.Policy.Settles; h != nil {
+		return h(outcome)
+	}
+	return outcome
 }
 
 // holderTimerStopped reports whether the holder's timer of im is stopped now (never,

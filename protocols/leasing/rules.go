@@ -61,7 +61,6 @@ var (
 	rulePatternPanic = rules.Rule("LS-3 pattern panic", "a panicking pattern is contained: the lease, if live, expires at both sides")
 
 	// LS-4: futures with due times (§4.4).
-	ruleCall         = rules.Rule("LS-4 call", "an asynchronous call passes its future by a single-call lease of term due")
 	ruleFutureDone   = rules.Rule("LS-4 resolved", "the first reply through the future's lease resolves it (when:becomes:)")
 	ruleFutureFailed = rules.Rule("LS-4 failed", "a failure reply ruins the future with the callee's error")
 	ruleFutureTimout = rules.Rule("LS-4 timeout", "the future's lease expires before a reply: the future is ruined with a timeout (catch:)")
@@ -87,6 +86,7 @@ func init() {
 	rules.Unbranched("LS-2 ended ignored", "a message for a lease the grantor no longer has finds no side and is dropped without an answer (§3); a tombstoned one is LS-2 tombstone answers")
 	rules.Unbranched("LS-2 whenExpired", "registering appends to the side's listener list, with no alternative branch; a lost registration shows in LS-2 listeners run")
 	rules.Unbranched("LS-3 interceptor API", "receive is Interceptor.Receive and super.receive LeaseCtl.Forward; pass and resolve are fixed (LS-2 resolve)")
+	rules.Unbranched("LS-4 call", "Call always passes its future by a single-call lease of term due (LS-2 lease, LS-3 single-call); how the future settles is LS-4 resolved, failed, timeout and revoked")
 	rules.Unbranched("LS-4 due at time left", "@Due(leaseTimeLeft(session)) is the music player's upload: LS-5 upload")
 	rules.Unbranched("LS-5 variants", "no disconnection, transient and permanent are the scenarios leasing/music-stable, -transient and -permanent, not branches")
 }
