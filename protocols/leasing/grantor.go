@@ -90,9 +90,11 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 	case OpApp:
 		rt.dispatch(ex, from, c)
 	case OpRenew:
-		_ = rt.renewExport(id, c.D, "client")
+		if rt.obeys(OpRenew) {
+			_ = rt.renewExport(id, c.D, "client")
+		}
 	case OpRevoke:
-		if rt.export(id) != nil {
+		if rt.export(id) != nil && rt.obeys(OpRevoke) {
 			rt.cover(ruleRevokeRequest)
 			rt.endExport(id, Revoked, "request")
 		}

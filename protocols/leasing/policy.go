@@ -100,6 +100,9 @@ type Policy struct {
 	// Requests (LS-2) says whether the holder sends its request op (OpRenew,
 	// OpRevoke) to the grantor. The protocol: always.
 	Requests func(op Op) bool
+	// Obeys (LS-2) says whether the grantor acts on a holder's request op (OpRenew,
+	// OpRevoke) it takes live. The protocol: always.
+	Obeys func(op Op) bool
 	// Releases (LS-2, the garbage collection of §3) says whether the application is
 	// told that a side ended (how) so that it drops what only the lease kept alive.
 	// The protocol: always.
@@ -298,6 +301,14 @@ func (rt *Runtime) notifies(what string) bool {
 // requests says whether the holder sends its renew or revoke request (LS-2: always).
 func (rt *Runtime) requests(op Op) bool {
 	if h := rt.Cfg.Policy.Requests; h != nil {
+		return h(op)
+	}
+	return true
+}
+
+// obeys says whether the grantor acts on a holder's request (LS-2: always).
+func (rt *Runtime) obeys(op Op) bool {
+	if h := rt.Cfg.Policy.Obeys; h != nil {
 		return h(op)
 	}
 	return true
