@@ -178,7 +178,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 		return &OpError{Op: "expire", Ref: ref, Err: ErrNotLeased}
 	}
 	rt.cover(ruleExpireHolder)
-	rt.endImport(ref, Expired, "explicit")
+	rt.endImport(ref, rt.holderExpireEnds(), "explicit")
 	return nil
 }
 

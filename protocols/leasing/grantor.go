@@ -50,7 +50,9 @@ func (rt *Runtime) onCall(from sim.NodeID, c Call) {
 			if c.Seq >= tb.Expected {
 				drop("ended")
 			}
-			rt.ack(id, tb.Expected-1, tb.How)
+			if rt.repeats("answer") {
+				rt.ack(id, tb.Expected-1, tb.How)
+			}
 			return
 		}
 		if !id.Far() {
@@ -174,7 +176,7 @@ func (rt *Runtime) intercept(p Interceptor, lc *LeaseCtl) {
 		}
 		rt.cover(rulePatternPanic)
 		rt.out.Observe(KindPatternError, &ObsPatternError{Lease: lc.id, Pattern: p.Name(), Panic: fmt.Sprint(r)})
-		if ex := rt.export(lc.id); ex != nil && ex.Ended == Live {
+		if ex := rt.export(lc.id); ex != nil && ex.Ended == Live && rt.panicExpires() {
 			rt.endExport(lc.id, Expired, "pattern-panic")
 		}
 	}()

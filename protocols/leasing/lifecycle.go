@@ -294,6 +294,9 @@ func (rt *Runtime) renotify(peer sim.NodeID) {
 	if len(ids) > 0 {
 		rt.cover(ruleTombstoneRenotify)
 	}
+	if !rt.repeats("renotify") {
+		return
+	}
 	for _, id := range ids {
 		tb := rt.Tombs[id]
 		rt.out.Send(peer, Ack{Ref: id, SBoot: rt.Boot, UpTo: tb.Expected - 1, End: tb.How})

@@ -110,6 +110,16 @@ type Policy struct {
 	// TimeLeft (LS-2 leaseTimeLeft) is what the API reports of a side's time left left.
 	// The protocol: left.
 	TimeLeft func(side Side, left time.Duration) time.Duration
+	// ExpireHolder (LS-2) is how the holder's own expire ends its side. The
+	// protocol: Expired (its listeners run; the grantor is not told).
+	ExpireHolder func() End
+	// Repeats (LS-2) says whether a tombstone repeats its end notice: "answer" to a
+	// message for the lease, "renotify" to its holder heard again after counting as
+	// out of range. The protocol: always.
+	Repeats func(when string) bool
+	// PanicExpires (LS-3) says whether a lease whose pattern panicked expires at both
+	// sides (the containment of a broken custom pattern). The protocol: true.
+	PanicExpires func() bool
 	// Settles (LS-4) is how a future settles, given how the protocol settles it:
 	// "resolved" (a reply resolved it), "failed" (the callee failed it), "timeout"
 	// (its lease expired first), "revoked" (its lease was revoked first). The
@@ -328,6 +338,31 @@ func (rt *Runtime) timeLeft(side Side, left time.Duration) time.Duration {
 		return h(side, left)
 	}
 	return left
+}
+
+// holderExpireEnds is how the holder's own expire ends its side (LS-2: expired).
+func (rt *Runtime) holderExpireEnds() End {
+	if h := rt.Cfg.Policy.ExpireHolder; h != nil {
+		return h()
+	}
+	return Expired
+}
+
+// repeats says whether a tombstone repeats its notice (LS-2: to every message for the
+// lease, and to the holder heard again).
+func (rt *Runtime) repeats(when string) bool {
+	if h := rt.Cfg.Policy.Repeats; h != nil {
+		return h(when)
+	}
+	return true
+}
+
+// panicExpires says whether a lease whose pattern panicked expires (LS-3: contained).
+func (rt *Runtime) panicExpires() bool {
+	if h := rt.Cfg.Policy.PanicExpires; h != nil {
+		return h()
+	}
+	return true
 }
 
 // settlesAs is how a future settles (LS-4: as its reply or its lease says).

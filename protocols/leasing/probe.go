@@ -23,6 +23,8 @@ import (
 // message on: the runtime's containment of user patterns is exercised.
 //
 // With ProbeConfig.Rare it also takes the paths the default run almost never does: a
+// server that revokes or expires a lease outside any call (the holder learns it by a
+// notice, not an acknowledgement), a
 // callee that declines a probe.open (Fail: the caller's future is ruined with its
 // error) or abandons it (it revokes the future's lease instead of answering: the
 // future is ruined as revoked), a server that tries to renew a lease it has just
@@ -255,7 +257,14 @@ func (p *Probe) tick(rt *Runtime) {
 		// grantor's). Single-call and faulty leases are left alone.
 		id := ids[(r>>48)%uint64(len(ids))]
 		if ex := rt.Exports[id]; ex != nil && ex.Pattern != nil && (ex.Pattern.Name() == (Basic{}).Name() || ex.Pattern.Name() == (RenewOnCall{}).Name()) {
-			_ = rt.Renew(id, 2*p.Servers[id].Term)
+			switch {
+			case p.Cfg.Rare && (r>>40)%8 == 0:
+				_ = rt.Revoke(id) // outside a call: the holder is told by a notice
+			case p.Cfg.Rare && (r>>40)%8 == 1:
+				_ = rt.Expire(id) // likewise, and the listeners run at both sides
+			default:
+				_ = rt.Renew(id, 2*p.Servers[id].Term)
+			}
 		}
 	}
 	peer := up[r%uint64(len(up))]
