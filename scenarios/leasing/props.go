@@ -581,19 +581,22 @@ func (e *env) transientTolerance(r *checker.Run) error {
 				return fmt.Errorf("reference %s: message #%d processed without being taken live", id, f.V.Seq)
 			}
 		}
+		until := r.Time
+		if se, ok := l.firstEnd(ls.Server); ok {
+			until = min(until, se.Time)
+		}
+		if ce, ok := l.firstEnd(ls.Client); ok {
+			until = min(until, ce.Time)
+		}
+		until = min(until, e.g.incarnationEnd(id.Grantor, id.GBoot)) // addressed to a dead incarnation
+		if err := e.timely(r, x, id, sends, recvs, until); err != nil {
+			return err
+		}
 		if len(sends) > len(recvs) {
 			// The first message never taken must have had no chance: no time, between its
 			// send and the end of either side (or of the run), when the devices were in
 			// range long enough to get it across.
 			s := sends[len(recvs)]
-			until := r.Time
-			if se, ok := l.firstEnd(ls.Server); ok {
-				until = min(until, se.Time)
-			}
-			if ce, ok := l.firstEnd(ls.Client); ok {
-				until = min(until, ce.Time)
-			}
-			until = min(until, e.g.incarnationEnd(id.Grantor, id.GBoot)) // addressed to a dead incarnation
 			switch {
 			case e.g.crashedIn(id.Grantor, s.Time, until) || e.g.crashedIn(id.Holder, s.Time, until):
 			case !window(e.g.pair(id.Grantor, id.Holder), s.Time, until, flush):

@@ -94,6 +94,88 @@ func (e *env) viewUp(views []obsOf[ls.ObsPeer], node sim.NodeID, t sim.Time) boo
 	return true
 }
 
+// timely (LS-P3, LS-1's in-order channel): a message is taken at most one
+// retransmission period (plus a latency, the holder's drift and the clock steps) after
+// the devices are in range with the holder counting the grantor in range — then the
+// holder sends or resends everything unacknowledged at least once per period. A
+// message the reference's lease or grantor incarnation ends on first (until), or that
+// a crash of either device interrupts, is not judged.
+func (e *env) timely(r *checker.Run, x *index, id ls.RefID, sends []obsOf[ls.ObsSend], recvs []obsOf[ls.ObsRecv], until sim.Time) error {
+	if len(sends) == 0 || e.cfg.Beacon == 0 {
+		return nil
+	}
+	rto := e.cfg.EffectiveRTO()
+	b := e.g.stretch(rto) + e.g.lmax + e.g.steps + 10*time.Millisecond
+	wins := e.goodWindows(x, id.Holder, id.Grantor, until)
+	w := 0
+	for i, s := range sends {
+		for w < len(wins) && wins[w].to.Sub(max(wins[w].from, s.Time)) < b {
+			w++
+		}
+		if w == len(wins) {
+			return nil // no later window either
+		}
+		by := max(wins[w].from, s.Time).Add(b)
+		if by > until || e.g.crashedIn(id.Grantor, s.Time, by) || e.g.crashedIn(id.Holder, s.Time, by) {
+			continue
+		}
+		if i < len(recvs) && recvs[i].Time <= by {
+			continue
+		}
+		taken := "never"
+		if i < len(recvs) {
+			taken = "only at " + recvs[i].Time.String()
+		}
+		return fmt.Errorf("reference %s: message #%d (%s %s) sent at %v was taken %s, though from %v the devices were in range and %s counted %s in range for %v (a retransmission period and a latency)",
+			id, s.V.Seq, s.V.Op, s.V.Method, s.Time, taken, max(wins[w].from, s.Time), r.Final[id.Holder].Name, r.Final[id.Grantor].Name, b)
+	}
+	return nil
+}
+
+// goodWindows returns, in order, the intervals before until during which holder and
+// grantor were in range of each other and holder's discovery counted grantor in range.
+func (e *env) goodWindows(x *index, holder, grantor sim.NodeID, until sim.Time) []span {
+	// The holder's view: up between an Up and the next Down or restart.
+	var up []span
+	views := x.views[[2]sim.NodeID{holder, grantor}]
+	for i, v := range views {
+		if !v.V.Up {
+			continue
+		}
+		end := until
+		if i+1 < len(views) {
+			end = min(end, views[i+1].Time)
+		}
+		for _, d := range e.g.down[holder] {
+			if d.from >= v.Time && d.from < end {
+				end = d.from
+			}
+		}
+		if end > v.Time {
+			up = append(up, span{v.Time, end})
+		}
+	}
+	// Minus the pair's impaired intervals.
+	var out []span
+	imp := e.g.pair(holder, grantor)
+	for _, u := range up {
+		t := u.from
+		for _, s := range imp {
+			if s.to <= t || s.from >= u.to {
+				continue
+			}
+			if s.from > t {
+				out = append(out, span{t, s.from})
+			}
+			t = max(t, s.to)
+		}
+		if t < u.to {
+			out = append(out, span{t, u.to})
+		}
+	}
+	return out
+}
+
 // requests (LS-2): a holder's revoke is a request sent to the grantor (an explicit
 // revoke at the holder comes with its revoke message in the same step, an explicit
 // expire with none: it is local), and a request the grantor takes live acts in that

@@ -378,6 +378,11 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 // SwarmSetup builds one swarm run; policy is the runtime's (the zero Policy is the
 // protocol; see bugs.go).
 func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) {
+	return swarmSetup(b, policy, ls.PlayerHooks{})
+}
+
+// swarmSetup is SwarmSetup with the music players' hooks (tests plant broken players).
+func swarmSetup(b *scenarios.Build, policy ls.Policy, hooks ls.PlayerHooks) (*scenarios.Setup, error) {
 	p := b.Params
 	n := drawnInt(p, "devices", 2, 26, sim.Stream(b.Seed, "swarm-devices"))
 	if p.Err() != nil {
@@ -437,6 +442,7 @@ func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) 
 	pc := &ls.PlayerConfig{
 		Libraries: libraries(b.Seed, n, songs), Term: term, CallbackTerm: cbTerm,
 		MinLeft: 4*nw.Latency.Max + 10*time.Millisecond, Threshold: 0.3, Again: again, Retry: 500 * time.Millisecond,
+		Hooks: hooks,
 	}
 	if err := pc.Validate(); err != nil {
 		return nil, err
