@@ -104,40 +104,49 @@ func init() {
 		Help:   "leased references: 1 client, 1 server, renew-on-call, basic and single-call leases, lease operations at both sides, discrete time, drift, transient and permanent disconnections, crashes; LS-P1, LS-P5, LS-1, LS-2 invariants",
 		Params: ModelParams,
 		Build: func(p *model.Params) (model.System, error) {
-			o := ModelOptions{
-				Term: p.IntRange("term", 1, 20), Ticks: p.IntRange("ticks", 1, 50), Drift: p.IntRange("drift", 0, 5),
-				Delay: p.IntRange("delay", 1, 10), Uses: p.IntRange("uses", 0, 6), Calls: p.IntRange("calls", 0, 3), Cuts: p.IntRange("cuts", 0, 4),
-				Beacon: p.IntRange("beacon", 0, 10), Silence: p.IntRange("silence", 1, 20),
-				First: p.String("first"), Listen: p.Bool("listen"), Crashes: p.IntRange("crashes", 0, 3), MidSend: p.Bool("midsend"),
-			}
-			for _, op := range p.List("ops") {
-				if _, ok := modelOps[op]; !ok {
-					return nil, fmt.Errorf("parameter ops: unknown operation %q (want srenew, srevoke, sexpire, crenew, crevoke or cexpire)", op)
-				}
-				o.Ops = append(o.Ops, op)
-			}
-			bug := p.String("bug")
-			if p.Err() != nil {
-				return nil, p.Err()
-			}
-			if o.Beacon > 0 && o.Silence <= o.Beacon {
-				return nil, fmt.Errorf("parameter silence=%d must exceed beacon=%d", o.Silence, o.Beacon)
-			}
-			if o.Crashes > 0 && o.Beacon == 0 {
-				return nil, fmt.Errorf("parameter crashes=%d needs beacon > 0 (a restarted device must be discovered anew)", o.Crashes)
-			}
-			if !slices.Contains([]string{"renew-on-call", "basic", "single-call"}, o.First) {
-				return nil, fmt.Errorf("parameter first=%q: want renew-on-call, basic or single-call", o.First)
-			}
-			pol, err := modelBug(bug)
+			o, err := modelOptionsFrom(p)
 			if err != nil {
 				return nil, err
 			}
-			o.Policy = pol
 			return ModelSystem(o), nil
 		},
 		Portfolio: modelPortfolio,
 	})
+}
+
+// modelOptionsFrom reads the model's parameters.
+func modelOptionsFrom(p *model.Params) (ModelOptions, error) {
+	o := ModelOptions{
+		Term: p.IntRange("term", 1, 20), Ticks: p.IntRange("ticks", 1, 50), Drift: p.IntRange("drift", 0, 5),
+		Delay: p.IntRange("delay", 1, 10), Uses: p.IntRange("uses", 0, 6), Calls: p.IntRange("calls", 0, 3), Cuts: p.IntRange("cuts", 0, 4),
+		Beacon: p.IntRange("beacon", 0, 10), Silence: p.IntRange("silence", 1, 20),
+		First: p.String("first"), Listen: p.Bool("listen"), Crashes: p.IntRange("crashes", 0, 3), MidSend: p.Bool("midsend"),
+	}
+	for _, op := range p.List("ops") {
+		if _, ok := modelOps[op]; !ok {
+			return o, fmt.Errorf("parameter ops: unknown operation %q (want srenew, srevoke, sexpire, crenew, crevoke or cexpire)", op)
+		}
+		o.Ops = append(o.Ops, op)
+	}
+	bug := p.String("bug")
+	if p.Err() != nil {
+		return o, p.Err()
+	}
+	if o.Beacon > 0 && o.Silence <= o.Beacon {
+		return o, fmt.Errorf("parameter silence=%d must exceed beacon=%d", o.Silence, o.Beacon)
+	}
+	if o.Crashes > 0 && o.Beacon == 0 {
+		return o, fmt.Errorf("parameter crashes=%d needs beacon > 0 (a restarted device must be discovered anew)", o.Crashes)
+	}
+	if !slices.Contains([]string{"renew-on-call", "basic", "single-call"}, o.First) {
+		return o, fmt.Errorf("parameter first=%q: want renew-on-call, basic or single-call", o.First)
+	}
+	pol, err := modelBug(bug)
+	if err != nil {
+		return o, err
+	}
+	o.Policy = pol
+	return o, nil
 }
 
 // ModelOptions configures ModelSystem.
