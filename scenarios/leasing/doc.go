@@ -95,6 +95,30 @@
 //	music/no-callback-refused  an openSession without callback is refused, and only the
 //	                       probe's malformed ones lack it
 //
+// Rule checks (rules.go): each judges one rule's branch directly, where the paper's
+// properties would see it broken only by chance.
+//
+//	LS-1/out-of-range-detected  a device that cannot hear a peer it counts in range
+//	                       counts it out of range within the silence (plus drift, steps
+//	                       and a latency)
+//	LS-P3 (timely)         a message is taken within a retransmission period and a
+//	                       latency of the devices being in range with the holder counting
+//	                       the grantor in range
+//	LS-2/requests          a holder's revoke sends its request (its expire is local); a
+//	                       request taken live acts in that step
+//	LS-2/notice-in-range   a grantor's end other than by its timer reaches a holder in
+//	                       range within a latency
+//	LS-3/pattern-rules     every message a built-in pattern takes live is processed;
+//	                       renew-on-call renews by its term first, single-call and the
+//	                       music player's endExchange revoke after
+//	LS-4/outcomes          a future settles as its reply or its lease says; an upload is
+//	                       due when its session runs out at the holder
+//	music/match, music/refuse, music/expiry-cleans-up   the ratio and its notification,
+//	                       refusals by MinLeft, clean-up and stop on a session's expiry
+//
+// Every branched rule of the rule map has a bug planted in its branch that one of these
+// (or the model's invariants) catches: rulebugs_test.go.
+//
 // Scenario claims: music/once-per-peer (without Again, one exchange per peer and
 // incarnation of the initiator), music/transient-completes (if every disconnection was shorter than the
 // lease minus the margin and well apart, both exchanges complete and no lease expires),

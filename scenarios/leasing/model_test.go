@@ -79,6 +79,9 @@ func TestModelCheck(t *testing.T) {
 // message buffered while disconnected-active and taken after the flush on reconnection
 // — and LS-P1 holds in every state. The count is pinned.
 func TestModelCheckDiscovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the discovery configuration (about 10 s) runs in the full suite")
+	}
 	res, _, _ := checkModel(t, discoveryParams, 2)
 	if res.Outcome != model.Complete || res.Violation != nil {
 		t.Fatalf("outcome %v, violation %v", res.Outcome, res.Violation)

@@ -198,6 +198,9 @@ func checkModelBug(t *testing.T, b ruleBug) *model.Result {
 // TestRuleBugsCaught (see ruleBugs): every planted bug is caught by the property
 // named, at its pinned swarm seed or in its portfolio configuration.
 func TestRuleBugsCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the planted bugs (a swarm run or a model check each) run in the full suite")
+	}
 	search := os.Getenv("LEASING_RULEBUGS") == "search"
 	only := os.Getenv("LEASING_RULEBUGS_ONLY") // comma-separated bug names
 	for _, b := range ruleBugs {
