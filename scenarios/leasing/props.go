@@ -394,8 +394,9 @@ func (e *env) symmetricExpiry(r *checker.Run) error {
 //   - a revoke at the grantor reaches the holder only as a notice; a holder whose timer
 //     expires first ends expired. That is legitimate only while no notice could have
 //     reached it: the notice goes out when the grantor's side ends, and again whenever
-//     the grantor hears the holder come back in range before the lease's old deadline
-//     (the tombstone). A notice sent while the pair stays in range (no cut, partition,
+//     the grantor hears the holder come back in range before the lease's old deadline,
+//     and in answer to every message of the holder's for the lease until then (the
+//     tombstone). A notice sent while the pair stays in range (no cut, partition,
 //     loss burst or crash) for a latency arrives within lmax; a holder that ends by its
 //     timer after such an arrival missed a notice it was sent.
 func (e *env) sameWay(x *index, id ls.RefID, se, ce obsOf[ls.ObsEnd]) error {
@@ -421,10 +422,19 @@ func (e *env) sameWay(x *index, id ls.RefID, se, ce obsOf[ls.ObsEnd]) error {
 			opportunities = append(opportunities, up.Time) // the tombstone repeats the notice
 		}
 	}
-	for _, o := range opportunities {
+	answers := len(opportunities)
+	for _, d := range x.lease(id).drops {
+		if d.V.Why == "ended" && d.Time > se.Time && d.V.At < se.V.Deadline {
+			opportunities = append(opportunities, d.Time) // the tombstone answers a message with the notice
+		}
+	}
+	for i, o := range opportunities {
 		if o.Add(e.g.lmax) < ce.Time && clean(o) {
 			what := "the revoke's notice"
-			if o != se.Time {
+			switch {
+			case i >= answers:
+				what = "the notice the tombstone answered a message of the holder with"
+			case o != se.Time:
 				what = "the notice repeated when the grantor heard the holder again"
 			}
 			return fmt.Errorf("lease %s: server side revoked (%s) at %v but the client side expired by its timer at %v, though %s, sent at %v while the devices were in range, arrives within %v",
