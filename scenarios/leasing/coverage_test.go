@@ -13,8 +13,8 @@ import (
 // 1-2000 and every configuration of the model's portfolio, with rule coverage on —
 // reaches every branched rule of the rule map (protocols/leasing/rules.go), every part
 // passes, and no property is vacuous (it judged nothing) or uncounted (it never said).
-// Under -short: shortSeeds swarm seeds and the portfolio's ops configuration, which must
-// still reach every rule but the rarest few of the swarm's.
+// Under -short: shortSeeds swarm seeds and the portfolio's cheapest configuration
+// (expire), which must still reach every rule but the rarest of the swarm's.
 func TestCoverage(t *testing.T) {
 	const shortSeeds = 60
 	var rep *coverage.Report
@@ -29,7 +29,7 @@ func TestCoverage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		part, err := coverage.CheckConfig(m, portfolioConfig(t, "ops"), model.Options{Coverage: true})
+		part, err := coverage.CheckConfig(m, portfolioConfig(t, "expire"), model.Options{Coverage: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,7 @@ var modelPortfolio = []model.Config{
 	{Name: "discovery", Help: "discovery on: out of range, disconnected-active buffering, the flush on reconnection",
 		Params: discoveryParams},
 	{Name: "ops", Help: "a basic lease renewed, revoked and expired at both sides, with listeners: notices, tombstones, listeners on expiry only, renewals at both sides, refused ones",
-		Params: map[string]string{"first": "basic", "ops": "srenew,srevoke,cexpire,crenew", "listen": "true", "calls": "0", "uses": "1", "drift": "0", "ticks": "5"}},
+		Params: map[string]string{"first": "basic", "ops": "srenew,srevoke,cexpire,crenew", "listen": "true", "calls": "0", "uses": "1", "ticks": "5"}},
 	{Name: "expire", Help: "the grantor expires (listeners at both sides, the holder told by notice) or the holder revokes (its request after its messages)",
 		Params: map[string]string{"first": "basic", "ops": "sexpire,crevoke", "listen": "true", "calls": "0", "uses": "1", "ticks": "5"}},
 	{Name: "crash", Help: "discovery on, a crash that may cut a call's sends short: a restarted device is a new incarnation without leases, its peer drops the old one's channels and ignores its late messages",
