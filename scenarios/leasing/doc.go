@@ -146,8 +146,8 @@
 // # Model
 //
 // The model checker runs the same runtime in discrete time (model.go). Its portfolio
-// (Model.Portfolio: what `simrun check leasing` runs with no -p; each about 10 s of
-// one core or less) is default (discovery off: the peers always count as in range and
+// (Model.Portfolio: what `simrun check leasing` runs with no -p; each at most about
+// 15 s of one core, 30 s in all) is default (discovery off: the peers always count as in range and
 // lost messages come back by retransmission; renew-on-call and single-call leases,
 // drift, one transient or permanent disconnection), discovery (silence detection,
 // disconnected-active buffering, the flush on reconnection), ops and expire (a basic
