@@ -6,10 +6,10 @@ import (
 	"github.com/simrun-dev/simrun/sim"
 )
 
-// Policy names the runtime's decision points, one hook per rule (LS-1 … LS-3) whose
-// outcome a one-line bug would change. Every hook is optional: nil is the protocol's
-// own rule, stated in the field's comment and implemented by the method the runtime
-// calls there (the method of the same name, lower case). The zero Policy is the
+// Policy names the runtime's decision points, one hook per rule case (LS-1 … LS-4)
+// whose outcome a one-line bug would change. Every hook is optional: nil is the
+// protocol's own rule, stated in the field's comment and implemented by the unexported
+// Runtime method (below) the runtime calls at that point. The zero Policy is the
 // protocol.
 //
 // The hooks exist so that tests and the scenarios' deliberately broken variants
@@ -19,10 +19,48 @@ import (
 // decision; it must be a pure function of its arguments (the model checker explores
 // the same runtime, and determinism must hold).
 type Policy struct {
-	// Pattern (LS-3) gives the interceptor a lease created with pattern p runs. The
-	// protocol: p itself. A broken pattern keeps p's Name (the checkers know
-	// patterns by name).
-	Pattern func(p Interceptor) Interceptor
+	// LS-1: the reference states, the in-order channel, discovery.
+	//
+	// Enqueue (LS-1) says what happens to a message put into a reference whose
+	// grantor is (connected) or is not in range: whether it is kept in the buffer
+	// until acknowledged, and whether it is sent at once (and a retransmission armed).
+	// The protocol: kept, and sent at once when connected.
+	Enqueue func(connected bool) (keep, send bool)
+	// Retransmits (LS-1) says whether a due retransmission resends a reference's
+	// unacknowledged messages, given whether its grantor counts as in range; if not,
+	// retransmission pauses until the grantor is heard again (flush). The protocol:
+	// while in range.
+	Retransmits func(connected bool) bool
+	// Flushes (LS-1) says whether a peer heard again after counting as out of range
+	// gets everything unacknowledged towards it at once. The protocol: true.
+	Flushes func(peer sim.NodeID) bool
+	// RestartsRto (LS-1) says whether an acknowledgement restarts the retransmission
+	// timer of a reference that still has unacknowledged messages; progress says
+	// whether it acknowledged something new. The protocol: only on progress.
+	RestartsRto func(progress bool) bool
+	// Takes (LS-1, LS-P3) says whether the grantor takes a message numbered seq when
+	// it expects expected next; a message not taken is a retransmission (seq below:
+	// acknowledged again) or comes after a lost one (seq above: it waits for the
+	// holder's in-order retransmission). The protocol: seq == expected.
+	Takes func(seq, expected int64) bool
+	// HolderExpired (LS-1) says whether the holder's side, whose deadline is
+	// deadline, counts as expired at local time now: nothing more is sent through it
+	// (it expires on the spot, before its timer has run in this instant). The
+	// protocol: now >= deadline.
+	HolderExpired func(now, deadline sim.Time) bool
+	// Silence (LS-1) is how long a peer may stay unheard before it counts as out of
+	// range, given the configured silence d. The protocol: d.
+	Silence func(d time.Duration) time.Duration
+	// Discovers (LS-1) says whether a device outside the configured neighbourhood is
+	// discovered when it is first heard (else its message is ignored). The protocol:
+	// true.
+	Discovers func(peer sim.NodeID) bool
+	// Boot (LS-1) is a (re)started device's incarnation, given the one stored (0 at
+	// the first start). The protocol: stored + 1.
+	Boot func(stored uint32) uint32
+
+	// LS-2: the lease operations at both sides.
+	//
 	// GrantorExpiry (LS-2, LS-P1) is the instant, on the grantor's clock, at which a
 	// live server side whose deadline is deadline expires: its timer fires and no
 	// message arriving at or after it is taken. The protocol: deadline itself.
@@ -46,53 +84,6 @@ type Policy struct {
 	// left, carrying the grantor deadline until, when the last one it applied carried
 	// last. The protocol: left > 0 and until > last (newest information only).
 	Piggyback func(left time.Duration, until, last sim.Time) bool
-	// NoticeEnd (LS-2) is how the holder's side ends on the grantor's notice that the
-	// lease ended how. The protocol: how (a revoke is a revoke, an expire an expire).
-	NoticeEnd func(how End) End
-	// Tombstones (LS-2, "revoke needs communication") says whether the grantor keeps
-	// a tombstone of a lease it ended how by revoke or explicit expire, so that a
-	// holder that missed the notice hears of it. The protocol: true.
-	Tombstones func(how End) bool
-	// Enqueue (LS-1) says what happens to a message put into a reference whose
-	// grantor is (connected) or is not in range: whether it is kept in the buffer
-	// until acknowledged, and whether it is sent at once (and a retransmission armed).
-	// The protocol: kept, and sent at once when connected.
-	Enqueue func(connected bool) (keep, send bool)
-	// Listeners (LS-2) says whether the side of a lease that ended how runs its
-	// whenExpired listeners. The protocol: on expiry only, never on revoke.
-	Listeners func(side Side, how End) bool
-	// Takes (LS-1, LS-P3) says whether the grantor takes a message numbered seq when
-	// it expects expected next; a message not taken is a retransmission (seq below:
-	// acknowledged again) or comes after a lost one (seq above: it waits for the
-	// holder's in-order retransmission). The protocol: seq == expected.
-	Takes func(seq, expected int64) bool
-	// Silence (LS-1) is how long a peer may stay unheard before it counts as out of
-	// range, given the configured silence d. The protocol: d.
-	Silence func(d time.Duration) time.Duration
-	// Retransmits (LS-1) says whether a due retransmission resends a reference's
-	// unacknowledged messages, given whether its grantor counts as in range; if not,
-	// retransmission pauses until the grantor is heard again (flush). The protocol:
-	// while in range.
-	Retransmits func(connected bool) bool
-	// Flushes (LS-1) says whether a peer heard again after counting as out of range
-	// gets everything unacknowledged towards it at once. The protocol: true.
-	Flushes func(peer sim.NodeID) bool
-	// RestartsRto (LS-1) says whether an acknowledgement restarts the retransmission
-	// timer of a reference that still has unacknowledged messages; progress says
-	// whether it acknowledged something new. The protocol: only on progress.
-	RestartsRto func(progress bool) bool
-	// HolderExpired (LS-1) says whether the holder's side, whose deadline is
-	// deadline, counts as expired at local time now: nothing more is sent through it
-	// (it expires on the spot, before its timer has run in this instant). The
-	// protocol: now >= deadline.
-	HolderExpired func(now, deadline sim.Time) bool
-	// Discovers (LS-1) says whether a device outside the configured neighbourhood is
-	// discovered when it is first heard (else its message is ignored). The protocol:
-	// true.
-	Discovers func(peer sim.NodeID) bool
-	// Boot (LS-1) is a (re)started device's incarnation, given the one stored (0 at
-	// the first start). The protocol: stored + 1.
-	Boot func(stored uint32) uint32
 	// Notifies (LS-2) says whether the grantor tells the holder at once of what it did
 	// outside a call: "revoke", "expire" (its explicit end of the lease) or "renew".
 	// The protocol: always.
@@ -103,33 +94,53 @@ type Policy struct {
 	// Obeys (LS-2) says whether the grantor acts on a holder's request op (OpRenew,
 	// OpRevoke) it takes live. The protocol: always.
 	Obeys func(op Op) bool
-	// Releases (LS-2, the garbage collection of §3) says whether the application is
-	// told that a side ended (how) so that it drops what only the lease kept alive.
-	// The protocol: always.
-	Releases func(side Side, how End) bool
-	// TimeLeft (LS-2 leaseTimeLeft) is what the API reports of a side's time left left.
-	// The protocol: left.
-	TimeLeft func(side Side, left time.Duration) time.Duration
-	// ExpireHolder (LS-2) is how the holder's own expire ends its side. The
-	// protocol: Expired (its listeners run; the grantor is not told).
-	ExpireHolder func() End
+	// NoticeEnd (LS-2) is how the holder's side ends on the grantor's notice that the
+	// lease ended how. The protocol: how (a revoke is a revoke, an expire an expire).
+	NoticeEnd func(how End) End
+	// Tombstones (LS-2, "revoke needs communication") says whether the grantor keeps
+	// a tombstone of a lease it ended how by revoke or explicit expire, so that a
+	// holder that missed the notice hears of it. The protocol: true.
+	Tombstones func(how End) bool
 	// Repeats (LS-2) says whether a tombstone repeats its end notice: "answer" to a
 	// message for the lease, "renotify" to its holder heard again after counting as
 	// out of range. The protocol: always.
 	Repeats func(when string) bool
-	// PanicExpires (LS-3) says whether a lease whose pattern panicked expires at both
-	// sides (the containment of a broken custom pattern). The protocol: true.
-	PanicExpires func() bool
-	// Settles (LS-4) is how a future settles, given how the protocol settles it:
-	// "resolved" (a reply resolved it), "failed" (the callee failed it), "timeout"
-	// (its lease expired first), "revoked" (its lease was revoked first). The
-	// protocol: as given.
-	Settles func(outcome string) string
+	// Listeners (LS-2) says whether the side of a lease that ended how runs its
+	// whenExpired listeners. The protocol: on expiry only, never on revoke.
+	Listeners func(side Side, how End) bool
+	// ExpireHolder (LS-2) is how the holder's own expire ends its side. The
+	// protocol: Expired (its listeners run; the grantor is not told).
+	ExpireHolder func() End
 	// HolderTimer (LS-2) says whether the holder's timer of im runs now, given whether
 	// its grantor counts as in range. The protocol: always (a holder detects a
 	// permanent disconnection by its own timer). When the hook is set, the runtime
 	// finds due holder timers by scanning every client side.
 	HolderTimer func(im *Import, grantorInRange bool) bool
+	// TimeLeft (LS-2 leaseTimeLeft) is what the API reports of a side's time left left.
+	// The protocol: left.
+	TimeLeft func(side Side, left time.Duration) time.Duration
+	// Releases (LS-2, the garbage collection of §3) says whether the application is
+	// told that a side ended (how) so that it drops what only the lease kept alive.
+	// The protocol: always.
+	Releases func(side Side, how End) bool
+
+	// LS-3: the patterns.
+	//
+	// Pattern (LS-3) gives the interceptor a lease created with pattern p runs. The
+	// protocol: p itself. A broken pattern keeps p's Name (the checkers know
+	// patterns by name).
+	Pattern func(p Interceptor) Interceptor
+	// PanicExpires (LS-3) says whether a lease whose pattern panicked expires at both
+	// sides (the containment of a broken custom pattern). The protocol: true.
+	PanicExpires func() bool
+
+	// LS-4: futures.
+	//
+	// Settles (LS-4) is how a future settles, given how the protocol settles it:
+	// "resolved" (a reply resolved it), "failed" (the callee failed it), "timeout"
+	// (its lease expired first), "revoked" (its lease was revoked first). The
+	// protocol: as given.
+	Settles func(outcome string) string
 }
 
 // pattern is the interceptor of a lease created with p (Policy.Pattern).
