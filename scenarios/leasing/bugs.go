@@ -11,10 +11,11 @@ import (
 
 // Deliberately broken variants of the protocol, planted through the runtime's policy
 // hooks (protocols/leasing/policy.go): the protocol code holds only the protocol, and
-// each broken rule is written here. The model takes them as -p bug=NAME (the
-// model-checkable ones, ModelBugs); the tests register each as a scenario
+// each broken rule is written here. The model takes any of them as -p bug=NAME
+// (grantor-late is one tick late there); the tests register each as a scenario
 // test/leasing-NAME over the swarm or a music player and show that the property
-// naming its fault catches it (broken_test.go, leasing_test.go).
+// naming its fault catches it (broken_test.go, leasing_test.go). rulebugs_test.go
+// plants one more per rule of the rule map.
 
 // Bug is one deliberately broken variant.
 type Bug struct {
