@@ -232,18 +232,6 @@ func abs[T int64 | time.Duration](x T) T {
 	return x
 }
 
-// surelyDownBy returns by when node n, counted down from t, was down for certain: t,
-// or the end of the crash-send window that starts at t (the node may have run until
-// then).
-func (g *ground) surelyDownBy(n sim.NodeID, t sim.Time) sim.Time {
-	for _, w := range g.crashSend[n] {
-		if w.from == t {
-			return w.to
-		}
-	}
-	return t
-}
-
 // pair returns the impaired intervals of a and b.
 func (g *ground) pair(a, b sim.NodeID) []span {
 	if int(a) >= g.n || int(b) >= g.n || a < 0 || b < 0 || a == b {

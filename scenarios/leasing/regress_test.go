@@ -63,3 +63,25 @@ func TestRenewalAfterHolderRevoke(t *testing.T) {
 		t.Errorf("seed 31607, dup 0.3: %s", rep.Verdict)
 	}
 }
+
+// TestCrashSendWindowNotDeafness (LS-1/out-of-range-detected): leasing/swarm seeds
+// 34770 (-p dup=0.3) and 43008 (-p drift-ppm=50000) failed the out-of-range check: a
+// cut began, the peer's crash-send window opened within it and the cut was restored
+// while the peer was still up (a crash-send crashes the device at its first call that
+// sends, within the window): the device heard it again, rightly. The protocol was
+// right; the check counted the peer deaf from the window's start. It now exempts an
+// interval the peer spent in a crash-send window.
+func TestCrashSendWindowNotDeafness(t *testing.T) {
+	for _, c := range []struct {
+		seed   uint64
+		params map[string]string
+	}{{34770, map[string]string{"dup": "0.3"}}, {43008, map[string]string{"drift-ppm": "50000"}}} {
+		rep, err := scenarios.RunName("leasing/swarm", scenarios.Options{Seed: c.seed, Params: c.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed() {
+			t.Errorf("seed %d %v: %s", c.seed, c.params, rep.Verdict)
+		}
+	}
+}

@@ -32,7 +32,8 @@ func (e *env) ruleProperties() []checker.Property {
 // the peer's last message and the clock steps. Judged on every interval during which
 // one device could not hear another at all (cut, partition, either device down) that
 // lasts that long and started while the device's view of the peer was up; exempt when
-// the device itself crashed meanwhile.
+// the device itself crashed meanwhile, or when the peer was in a crash-send window
+// then (counted down from the window's start, it may still run and be heard).
 func (e *env) outOfRangeDetected(r *checker.Run) error {
 	x := e.li.get(r)
 	if e.cfg.Beacon == 0 {
@@ -50,12 +51,13 @@ func (e *env) outOfRangeDetected(r *checker.Run) error {
 			}
 			views := x.views[[2]sim.NodeID{sim.NodeID(a), sim.NodeID(b)}]
 			for _, sp := range e.g.deaf[a*n+b] {
-				// b may have run (and sent) until the end of a crash-send window.
-				by := e.g.surelyDownBy(sim.NodeID(b), sp.from).Add(d)
+				by := sp.from.Add(d)
 				if sp.to < by || by > r.Time {
 					continue // too short to be noticed, or noticed after the run
 				}
-				if e.g.crashedIn(sim.NodeID(a), sp.from, by) {
+				// b counts down from a crash-send window's start, but may run (and
+				// be heard, once a cut is restored) until its window's end.
+				if e.g.crashedIn(sim.NodeID(a), sp.from, by) || overlaps(e.g.crashSend[b], sp.from, by) {
 					exempt++
 					continue
 				}
