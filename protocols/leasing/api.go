@@ -27,12 +27,14 @@ func (rt *Runtime) Lease(object string, term time.Duration, p Interceptor, holde
 	if p == nil {
 		p = Basic{}
 	}
+	rt.cover(ruleLease)
 	return rt.newExport(object, term, p, holder), nil
 }
 
 func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, holder sim.NodeID) RefID {
 	rt.NextN++
 	id := RefID{Grantor: rt.Self, GBoot: rt.Boot, N: rt.NextN, Holder: holder}
+	p = rt.pattern(p)
 	ex := &Export{ID: id, Object: object, Pattern: p, Term: term, Deadline: rt.now.Add(term), Expected: 1}
 	rt.Exports[id] = ex
 	rt.schedExport(ex)
@@ -43,13 +45,14 @@ func (rt *Runtime) newExport(object string, term time.Duration, p Interceptor, h
 // Renew prolongs a lease (LS-2 renew): the new time left is max(time left, d). At the
 // grantor it takes effect at once and the holder is sent the new time left; at the
 // holder it is a renewal request, delivered in order with the reference's messages
-// (ignored by the grantor if the lease has ended there by then, §3).
+// (ignored by the grantor if the lease has ended there by then, §3). At the grantor,
+// renewing a lease that ended is refused (and observed as a refused renewal).
 func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	if d <= 0 {
 		return &OpError{Op: "renew", Ref: ref, Err: fmt.Errorf("renewal time %v: %w", d, ErrTerm)}
 	}
-	if ex := rt.export(ref); ex != nil {
-		if ex.Pattern == nil {
+	if ex := rt.export(ref); ex != nil || rt.granted(ref) {
+		if ex != nil && ex.Pattern == nil {
 			return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 		}
 		return rt.renewExport(ref, d, "server")
@@ -61,8 +64,17 @@ func (rt *Runtime) Renew(ref RefID, d time.Duration) error {
 	if ref.Far() {
 		return &OpError{Op: "renew", Ref: ref, Err: ErrNotLeased}
 	}
-	rt.enqueue(im, Call{Op: OpRenew, D: d})
+	rt.cover(ruleRenewRequest)
+	if rt.requests(OpRenew) {
+		rt.enqueue(im, Call{Op: OpRenew, D: d})
+	}
 	return nil
+}
+
+// granted reports whether ref names a lease this incarnation of the device granted
+// (live or ended).
+func (rt *Runtime) granted(ref RefID) bool {
+	return !ref.Far() && ref.Grantor == rt.Self && ref.GBoot == rt.Boot && ref.N <= rt.NextN
 }
 
 // renewExport applies the max rule at the grantor (by: "server", "pattern", "client").
@@ -75,21 +87,27 @@ func (rt *Runtime) renewExport(id RefID, d time.Duration, by string) error {
 		if ex != nil && ex.Ended == Live {
 			rt.endExport(id, Expired, "timer") // deadline reached in this instant
 		}
+		rt.cover(ruleRenewRefused)
 		rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: false, At: rt.now}))
 		return &OpError{Op: "renew", Ref: id, Err: ErrEnded}
 	}
 	before := ex.Deadline
 	left := before.Sub(rt.now)
-	nl := max(left, d) // LS-2: new time left = max(current time left, renewal time)
-	if rt.Cfg.Broken.RenewMin {
-		nl = min(left, d)
+	if d > left {
+		rt.cover(ruleRenewExtends)
+	} else {
+		rt.cover(ruleRenewKeeps)
 	}
+	nl := rt.renewedLeft(left, d) // LS-2: new time left = max(current time left, renewal time)
 	ex.Deadline = rt.now.Add(nl)
 	rt.schedExport(ex)
 	rt.out.Observe(KindRenew, rt.obs.renew.put(ObsRenew{Lease: id, By: by, D: d, Ok: true, At: rt.now, Before: before, After: ex.Deadline}))
 	if by == "server" && id != rt.inCall {
 		// Tell the holder at once: its timer follows the grantor's (LS-2).
-		rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
+		rt.cover(ruleRenewNotifies)
+		if rt.notifies("renew") {
+			rt.out.Send(id.Holder, Ack{Ref: id, SBoot: rt.Boot, UpTo: ex.Expected - 1, Left: nl, Until: ex.Deadline})
+		}
 	}
 	return nil
 }
@@ -108,6 +126,7 @@ func (rt *Runtime) Revoke(ref RefID) error {
 			}
 			return &OpError{Op: "revoke", Ref: ref, Err: ErrEnded}
 		}
+		rt.cover(ruleRevokeGrantor)
 		rt.endExport(ref, Revoked, "explicit")
 		return nil
 	}
@@ -118,14 +137,17 @@ func (rt *Runtime) Revoke(ref RefID) error {
 	if ref.Far() {
 		return &OpError{Op: "revoke", Ref: ref, Err: ErrNotLeased}
 	}
-	rt.enqueue(im, Call{Op: OpRevoke})
+	rt.cover(ruleRevokeHolder)
+	if rt.requests(OpRevoke) {
+		rt.enqueue(im, Call{Op: OpRevoke})
+	}
 	im.Revoking = true
 	rt.out.Observe(KindEnd, rt.obs.end.put(ObsEnd{Lease: ref, Side: Client, How: Revoked, Cause: "explicit", At: rt.now, Deadline: im.Deadline, Left: max(0, im.Deadline.Sub(rt.now))}))
 	if im.Object != futureObject {
 		rt.release(asyncEv{Kind: asyncReleased, Lease: ref, Side: Client, How: Revoked, Object: im.Object}, false)
 	}
 	if len(im.Buf) == 0 {
-		rt.dropImport(ref) // NoBuffer variant while disconnected: nothing to deliver
+		rt.dropImport(ref) // nothing to deliver (a Policy.Enqueue that kept nothing)
 	}
 	return nil
 }
@@ -145,6 +167,7 @@ func (rt *Runtime) Expire(ref RefID) error {
 		if rt.now >= ex.Deadline {
 			cause = "timer"
 		}
+		rt.cover(ruleExpireGrantor)
 		rt.endExport(ref, Expired, cause)
 		return nil
 	}
@@ -154,7 +177,8 @@ func (rt *Runtime) Expire(ref RefID) error {
 	if ref.Far() {
 		return &OpError{Op: "expire", Ref: ref, Err: ErrNotLeased}
 	}
-	rt.endImport(ref, Expired, "explicit")
+	rt.cover(ruleExpireHolder)
+	rt.endImport(ref, rt.holderExpireEnds(), "explicit")
 	return nil
 }
 
@@ -208,7 +232,12 @@ func (rt *Runtime) TimeLeft(ref RefID) (time.Duration, error) {
 	default:
 		return 0, &OpError{Op: "timeLeft", Ref: ref, Err: ErrEnded}
 	}
-	return max(0, dl.Sub(rt.now)), nil
+	rt.cover(ruleTimeLeft)
+	side := Server
+	if ex == nil || ex.Ended != Live {
+		side = Client
+	}
+	return rt.timeLeft(side, max(0, dl.Sub(rt.now))), nil
 }
 
 // State returns the reference's state at its holder (LS-1).
@@ -253,7 +282,8 @@ func (rt *Runtime) liveImport(verb, method string, ref RefID) (*Import, error) {
 	if im == nil || im.Revoking {
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
-	if !ref.Far() && rt.now >= im.Deadline && !rt.clientFrozen(im) {
+	if !ref.Far() && rt.holderExpired(im.Deadline) && !rt.holderTimerStopped(im) {
+		rt.cover(ruleExpiredRefuses)
 		rt.endImport(ref, Expired, "timer")
 		return nil, &OpError{Op: opName(verb, method), Ref: ref, Err: ErrEnded}
 	}
@@ -364,14 +394,35 @@ func (rt *Runtime) futureArrived(ex *Export, inv Invocation) {
 	if f == nil {
 		return
 	}
-	delete(rt.Futures, ex.ID.N)
-	switch inv.Method {
-	case "resolve":
-		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Ok: true}))
-		rt.Async = append(rt.Async, asyncEv{Kind: asyncResolved, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Value: inv.Args, Refs: inv.Refs})
-	default:
-		msg := fmt.Sprint(inv.Args)
-		rt.out.Observe(KindFutureDone, rt.obs.future.put(ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now, Err: msg}))
-		rt.Async = append(rt.Async, asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag, Err: msg})
+	if inv.Method == "resolve" {
+		rt.settle(f, "resolved", inv.Args, inv.Refs, "")
+		return
 	}
+	rt.settle(f, "failed", nil, nil, fmt.Sprint(inv.Args))
+}
+
+// settle completes future f (LS-4) and removes it: resolved by a reply (when:becomes:,
+// with its value and references), or ruined (catch:) by the callee's failure (msg), by
+// a timeout when its lease expired before a reply, or as revoked when its lease was
+// revoked. The application hears of it in its next turn.
+func (rt *Runtime) settle(f *FutureRec, outcome string, value any, refs []RefID, msg string) {
+	delete(rt.Futures, f.ID)
+	ev := asyncEv{Kind: asyncRuined, Lease: f.Lease, Future: f.ID, Tag: f.Tag}
+	obs := ObsFuture{Future: f.ID, Tag: f.Tag, Lease: f.Lease, At: rt.now}
+	switch rt.settlesAs(outcome) {
+	case "resolved":
+		rt.cover(ruleFutureDone)
+		ev.Kind, ev.Value, ev.Refs, obs.Ok = asyncResolved, value, refs, true
+	case "failed":
+		rt.cover(ruleFutureFailed)
+		ev.Err, obs.Err = msg, msg
+	case "revoked":
+		rt.cover(ruleFutureRevoke)
+		ev.Err, obs.Err = "future revoked before its reply", "revoked"
+	default: // timeout: the catch: block of @Due
+		rt.cover(ruleFutureTimout)
+		obs.Err = "timeout"
+	}
+	rt.out.Observe(KindFutureDone, rt.obs.future.put(obs))
+	rt.Async = append(rt.Async, ev)
 }

@@ -7,16 +7,33 @@
 // music player of §2.1/§4, a probe exercising every lease operation, a meter for the
 // measurements).
 //
-// Where the rules live:
+// Where the rules live. Every rule with a code branch has a tag in rules.go (the rule
+// map: "LS-1 flush", "LS-2 renew keeps", "LS-5 match", …), marked where its branch
+// acts; the rules without a branch of their own are declared there with the reason.
+// The files, by rule:
 //
-//	LS-1 states, buffering, flush   Runtime.State, enqueue, flushTo, hear (runtime.go, api.go)
-//	LS-2 lease/renew/revoke/expire  api.go (Lease, Renew/renewExport, Revoke, Expire,
-//	     whenExpired/timeLeft       WhenExpired, TimeLeft), onAck (piggybacked time left,
-//	                                newest only: Ack.Until)
-//	LS-3 patterns, interceptor hook patterns.go (Basic, RenewOnCall, SingleCall, LeaseCtl),
-//	                                musicplayer.go (EndExchangeLease, written on the hook)
-//	LS-4 futures with due times     api.go (Call, Reply, Fail), endExport (timeout)
+//	LS-1 states, in-order channel   buffer.go (enqueue: send connected/disconnected,
+//	     buffering, flush           retransmit, flush, acked), grantor.go (onCall:
+//	                                duplicate, gap), api.go (liveImport: expired sends
+//	                                nothing; State)
+//	     discovery, incarnations    discovery.go (out of range, new peer), runtime.go
+//	                                (Handle: reboot)
+//	LS-2 lease/renew/revoke/expire  api.go (Lease, Renew/renewExport: extends, keeps,
+//	     whenExpired/timeLeft       refused, notifies, request; Revoke, Expire,
+//	                                WhenExpired, TimeLeft), buffer.go (onAck: piggyback,
+//	                                notices), grantor.go (late arrival, requests,
+//	                                tombstone answers), lifecycle.go (timers, ends,
+//	                                listeners, release, tombstones, resolve)
+//	LS-3 patterns, interceptor hook patterns.go (Basic, RenewOnCall, SingleCall, LeaseCtl:
+//	                                forward refused), grantor.go (intercept: pattern
+//	                                panic), musicplayer.go (EndExchangeLease)
+//	LS-4 futures with due times     api.go (Call, Reply, Fail, settle), lifecycle.go
+//	                                (endExport: timeout, revoked)
 //	LS-5 the music player           musicplayer.go
+//
+// Every decision point a one-line bug could change is a hook of Policy (policy.go;
+// the music player's, PlayerHooks): nil is the protocol, and the tests plant broken
+// rules through them from outside the protocol code.
 //
 // # Choices the paper leaves open
 //
@@ -132,7 +149,7 @@
 // Grants, Holds, State or TimeLeft.
 //
 // Observations (observe.go) record every lease event for the checkers of package
-// scenarios/leasing (properties LS-P1…LS-P6); Broken lists deliberately broken variants
-// used by the tests only (Export.Ended is set only by some of them: the correct runtime
-// deletes a side when it ends).
+// scenarios/leasing (properties LS-P1…LS-P6). Policy (policy.go) names the runtime's
+// decision points as hooks, nil being the protocol: the deliberately broken variants
+// the tests plant are written outside the protocol (scenarios/leasing/bugs.go).
 package leasing

@@ -46,6 +46,36 @@ type PlayerConfig struct {
 	// Pattern selects the session's pattern: "" or "paper" for EndExchangeLease,
 	// "panic" for a deliberately broken custom pattern (a bad-input demonstration).
 	Pattern string
+	// Hooks are the player's decision points (LS-5), for tests that plant a broken
+	// rule; the zero value is the player of §2.1 and §4.
+	Hooks PlayerHooks
+}
+
+// PlayerHooks names the music player's decision points (LS-5) as hooks, like Policy
+// does the runtime's: nil is the player's own rule, stated with each field.
+type PlayerHooks struct {
+	// Callback says whether openSession passes the initiator's callback (true).
+	Callback func() bool
+	// Refuses says whether the responder refuses an openSession whose callback has
+	// left time left (left < minLeft).
+	Refuses func(left, minLeft time.Duration) bool
+	// Returns says whether the responder returns the session it opened through the
+	// callback (true).
+	Returns func() bool
+	// Due is an upload's due time given the session's time left (left:
+	// @Due(leaseTimeLeft(session))).
+	Due func(left time.Duration) time.Duration
+	// Ends says whether the initiator, every song acknowledged, sends endExchange
+	// (true).
+	Ends func() bool
+	// Notifies says whether the responder notifies its user of a match ratio
+	// (ratio >= threshold).
+	Notifies func(ratio, threshold float64) bool
+	// CleansUp says whether the responder drops the partial library when the
+	// session expires (true).
+	CleansUp func() bool
+	// Stops says whether the initiator stops an exchange for the reason why (true).
+	Stops func(why string) bool
 }
 
 // Validate reports a malformed configuration.
@@ -84,10 +114,12 @@ func (p EndExchangeLease) Receive(l *LeaseCtl) {
 		return
 	}
 	if l.Method() == p.RevokeOn { // lease.isRevoke(msg)
+		l.rt.cover(ruleCustomRevoke)
 		_ = l.Forward()
 		_ = l.Revoke()
 		return
 	}
+	l.rt.cover(ruleCustomRenew)
 	_ = l.Renew(l.RenewalTime())
 	_ = l.Forward()
 }
@@ -200,10 +232,15 @@ func (p *Player) maybeStart(rt *Runtime, peer sim.NodeID) {
 		panic(err) // the configuration was validated: a bug
 	}
 	must(rt.WhenExpired(cb, "mp.callback"))
-	if err := rt.Send(far, "openSession", nil, cb); err != nil {
+	pass := []RefID{cb}
+	if h := p.Cfg.Hooks.Callback; h != nil && !h() {
+		pass = nil
+	}
+	if err := rt.Send(far, "openSession", nil, pass...); err != nil {
 		_ = rt.Revoke(cb)
 		return
 	}
+	rt.cover(ruleMPOpen)
 	p.Out[peer] = &OutExchange{Peer: peer, Callback: cb}
 	rt.Observe(KindMPOpen, MPEvent{From: rt.Self, To: peer})
 }
@@ -227,20 +264,25 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 	case inv.Object == FarObject && inv.Method == "openSession":
 		// Responder: export a session for the peer and return it via the callback.
 		if len(inv.Refs) == 0 {
+			rt.cover(ruleMPRefuse)
 			rt.Observe(KindMPRefuse, MPEvent{From: inv.From, To: rt.Self, Why: WhyNoCallback})
 			return
 		}
 		cb := inv.Refs[0] // zero when its lease ended on the way
 		left, err := rt.TimeLeft(cb)
-		if cb.IsZero() || err != nil || left < p.Cfg.MinLeft {
+		if cb.IsZero() || err != nil || p.refuses(left) {
+			rt.cover(ruleMPRefuse)
 			rt.Observe(KindMPRefuse, MPEvent{From: inv.From, To: rt.Self, Why: "callback expired or nearly"})
 			return
 		}
 		sess, err := rt.Lease("mp.session", p.Cfg.Term, p.sessionPattern(), inv.From)
 		must(err)
 		must(rt.WhenExpired(sess, "mp.session"))
+		rt.cover(ruleMPSession)
 		p.In[sess] = &InExchange{From: inv.From, Session: sess}
-		must(rt.Send(cb, "receive", nil, sess))
+		if h := p.Cfg.Hooks.Returns; h == nil || h() {
+			must(rt.Send(cb, "receive", nil, sess))
+		}
 		rt.Observe(KindMPSession, MPEvent{From: inv.From, To: rt.Self, Session: sess})
 	case inv.Object == "mp.callback" && inv.Method == "receive":
 		o := p.outByCallback(inv.Ref)
@@ -248,6 +290,7 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 			return
 		}
 		if len(inv.Refs) == 0 || inv.Refs[0].IsZero() {
+			rt.cover(ruleMPSessionLost)
 			p.stop(rt, o, "session reference arrived dead")
 			return
 		}
@@ -270,8 +313,11 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 		ratio := matchRatio(p.Lib, in.Lib)
 		done := MPDone{From: in.From, To: rt.Self, Songs: len(in.Lib), Ratio: ratio}
 		rt.Observe(KindMPDone, done)
-		if ratio >= p.Cfg.Threshold {
+		if p.notifies(ratio) {
+			rt.cover(ruleMPMatch)
 			rt.Observe(KindMPMatch, done) // notify the user of a similar taste nearby
+		} else {
+			rt.cover(ruleMPNoMatch)
 		}
 		delete(p.In, inv.Ref)
 	default:
@@ -283,10 +329,14 @@ func (p *Player) Invoke(rt *Runtime, inv Invocation) {
 // exchange.
 func (p *Player) sendNext(rt *Runtime, o *OutExchange) {
 	if o.Next >= len(p.Lib) {
+		if h := p.Cfg.Hooks.Ends; h != nil && !h() {
+			return // every song acknowledged: the exchange waits for nothing more
+		}
 		if err := rt.Send(o.Session, "endExchange", nil); err != nil {
 			p.stop(rt, o, "session ended before endExchange")
 			return
 		}
+		rt.cover(ruleMPEnd)
 		delete(p.Out, o.Peer)
 		p.Completed[o.Peer]++
 		rt.Observe(KindMPSent, MPEvent{From: rt.Self, To: o.Peer, Session: o.Session, Songs: len(p.Lib)})
@@ -300,15 +350,24 @@ func (p *Player) sendNext(rt *Runtime, o *OutExchange) {
 		p.stop(rt, o, "session expired")
 		return
 	}
-	f, err := rt.Call(o.Session, "uploadSong", p.Lib[o.Next], left, "mp.upload") // @Due(leaseTimeLeft(session))
+	due := left
+	if h := p.Cfg.Hooks.Due; h != nil {
+		due = h(left)
+	}
+	f, err := rt.Call(o.Session, "uploadSong", p.Lib[o.Next], due, "mp.upload") // @Due(leaseTimeLeft(session))
 	if err != nil {
 		p.stop(rt, o, "session expired")
 		return
 	}
+	rt.cover(ruleMPUpload)
 	o.Future = f.ID
 }
 
 func (p *Player) stop(rt *Runtime, o *OutExchange, why string) {
+	if h := p.Cfg.Hooks.Stops; h != nil && !h(why) {
+		return
+	}
+	rt.cover(ruleMPStop)
 	delete(p.Out, o.Peer)
 	rt.Observe(KindMPStopped, MPEvent{From: rt.Self, To: o.Peer, Session: o.Session, Songs: o.Next, Why: why})
 	if p.Cfg.Retry > 0 {
@@ -364,7 +423,8 @@ func (p *Player) Expired(rt *Runtime, e Expiry) {
 			p.stop(rt, o, "no session before the callback expired")
 		}
 	case "mp.session": // responder: clean the partially received music library
-		if in := p.In[e.Lease]; in != nil {
+		if in := p.In[e.Lease]; in != nil && (p.Cfg.Hooks.CleansUp == nil || p.Cfg.Hooks.CleansUp()) {
+			rt.cover(ruleMPCleanup)
 			rt.Observe(KindMPCleanup, MPEvent{From: in.From, To: rt.Self, Session: e.Lease, Songs: len(in.Lib)})
 			delete(p.In, e.Lease)
 		}
@@ -429,6 +489,23 @@ func (p *Player) Leaks(rt *Runtime) []string {
 		}
 	}
 	return out
+}
+
+// refuses says whether the responder refuses a callback with left time left (LS-5:
+// below MinLeft the reply could not arrive in time).
+func (p *Player) refuses(left time.Duration) bool {
+	if h := p.Cfg.Hooks.Refuses; h != nil {
+		return h(left, p.Cfg.MinLeft)
+	}
+	return left < p.Cfg.MinLeft
+}
+
+// notifies says whether the user is told of a match ratio (LS-5: from the threshold).
+func (p *Player) notifies(ratio float64) bool {
+	if h := p.Cfg.Hooks.Notifies; h != nil {
+		return h(ratio, p.Cfg.Threshold)
+	}
+	return ratio >= p.Cfg.Threshold
 }
 
 // matchRatio is the share of the responder's library that the uploaded one shares.

@@ -36,7 +36,10 @@ type Basic struct{}
 func (Basic) Name() string { return "basic" }
 
 // Receive implements Interceptor.
-func (Basic) Receive(l *LeaseCtl) { _ = l.Forward() }
+func (Basic) Receive(l *LeaseCtl) {
+	l.rt.cover(ruleBasic)
+	_ = l.Forward()
+}
 
 // RenewOnCall is renewOnCallLease:for: — every message received renews the lease by
 // its initial period before it is forwarded (LS-3).
@@ -48,6 +51,7 @@ func (RenewOnCall) Name() string { return "renew-on-call" }
 // Receive implements Interceptor.
 func (RenewOnCall) Receive(l *LeaseCtl) {
 	if !l.IsExpired() {
+		l.rt.cover(ruleRenewOnCall)
 		_ = l.Renew(l.RenewalTime())
 	}
 	_ = l.Forward()
@@ -64,7 +68,8 @@ func (SingleCall) Name() string { return "single-call" }
 // Receive implements Interceptor.
 func (SingleCall) Receive(l *LeaseCtl) {
 	_ = l.Forward()
-	if !l.IsExpired() && !l.rt.Cfg.Broken.SingleCallKeeps {
+	if !l.IsExpired() {
+		l.rt.cover(ruleSingleCall)
 		_ = l.Revoke()
 	}
 }
@@ -189,6 +194,7 @@ func (l *LeaseCtl) Forward() error {
 	}
 	ex := l.export()
 	if ex == nil || rt.expiredExport(ex) {
+		rt.cover(ruleForwardEnded)
 		return &OpError{Op: "forward", Ref: l.id, Err: ErrEnded}
 	}
 	l.fwd = true

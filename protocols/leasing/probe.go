@@ -22,6 +22,16 @@ import (
 // A faulty lease runs ProbeFaulty, a custom pattern that panics from the second
 // message on: the runtime's containment of user patterns is exercised.
 //
+// With ProbeConfig.Rare it also takes the paths the default run almost never does: a
+// server that revokes or expires a lease outside any call (the holder learns it by a
+// notice, not an acknowledgement), a
+// callee that declines a probe.open (Fail: the caller's future is ruined with its
+// error) or abandons it (it revokes the future's lease instead of answering: the
+// future is ruined as revoked), a server that tries to renew a lease it has just
+// revoked or expired (a refused renewal at the grantor), and a "revoke-first" lease
+// whose custom pattern (ProbeRevokeFirst) revokes on its second message before
+// forwarding it (the forward is refused: the message never reaches the service).
+//
 // A keepalive lease is a quiet one that must stay alive: a basic lease through which
 // the client sends nothing but renewal requests, on a fixed schedule (every three
 // quarters of the term from when it got the lease, Pings times), never looking at its
@@ -45,6 +55,8 @@ type ProbeConfig struct {
 	TermMax   time.Duration
 	MaxPings  int
 	Due       time.Duration // due time of probe.open
+	// Rare switches on the rarer paths (see Probe).
+	Rare bool
 }
 
 // Validate reports a malformed configuration.
@@ -144,8 +156,31 @@ func probePattern(name string) Interceptor {
 		return SingleCall{}
 	case "faulty":
 		return ProbeFaulty{}
+	case "revoke-first":
+		return ProbeRevokeFirst{}
 	}
 	return Basic{} // basic, keepalive
+}
+
+// ProbeRevokeFirstName names ProbeRevokeFirst in observations.
+const ProbeRevokeFirstName = "probe/revoke-first"
+
+// ProbeRevokeFirst is a custom pattern (LS-3) that renews on call, but on the second
+// message revokes the lease before forwarding it: the forward is refused (the lease
+// has ended) and the message never reaches the service (LS-P1).
+type ProbeRevokeFirst struct{}
+
+// Name implements Interceptor.
+func (ProbeRevokeFirst) Name() string { return ProbeRevokeFirstName }
+
+// Receive implements Interceptor.
+func (ProbeRevokeFirst) Receive(l *LeaseCtl) {
+	if l.Seq() == 2 {
+		_ = l.Revoke()
+		_ = l.Forward() // refused: the lease has just ended
+		return
+	}
+	RenewOnCall{}.Receive(l)
 }
 
 // ProbeFaultyName names ProbeFaulty in observations.
@@ -222,11 +257,22 @@ func (p *Probe) tick(rt *Runtime) {
 		// grantor's). Single-call and faulty leases are left alone.
 		id := ids[(r>>48)%uint64(len(ids))]
 		if ex := rt.Exports[id]; ex != nil && ex.Pattern != nil && (ex.Pattern.Name() == (Basic{}).Name() || ex.Pattern.Name() == (RenewOnCall{}).Name()) {
-			_ = rt.Renew(id, 2*p.Servers[id].Term)
+			switch {
+			case p.Cfg.Rare && (r>>40)%8 == 0:
+				_ = rt.Revoke(id) // outside a call: the holder is told by a notice
+			case p.Cfg.Rare && (r>>40)%8 == 1:
+				_ = rt.Expire(id) // likewise, and the listeners run at both sides
+			default:
+				_ = rt.Renew(id, 2*p.Servers[id].Term)
+			}
 		}
 	}
 	peer := up[r%uint64(len(up))]
-	req := ProbeReq{Pattern: []string{"basic", "renew-on-call", "single-call", "keepalive", "faulty"}[(r>>8)%5]}
+	patterns := []string{"basic", "renew-on-call", "single-call", "keepalive", "faulty", "revoke-first"}
+	if !p.Cfg.Rare {
+		patterns = patterns[:5]
+	}
+	req := ProbeReq{Pattern: patterns[(r>>8)%uint64(len(patterns))]}
 	span := uint64(p.Cfg.TermMax-p.Cfg.TermMin) + 1
 	req.Term = p.Cfg.TermMin + time.Duration((r>>16)%span)
 	req.Pings = 1 + int((r>>40)%uint64(p.Cfg.MaxPings))
@@ -357,6 +403,16 @@ func (p *Probe) Invoke(rt *Runtime, inv Invocation) {
 			_ = rt.Fail(inv.Reply, "probe: bad term")
 			return
 		}
+		if p.Cfg.Rare {
+			switch rt.Rand() % 8 {
+			case 0:
+				_ = rt.Fail(inv.Reply, "probe: declined") // LS-4: the caller's future is ruined with this error
+				return
+			case 1:
+				_ = rt.Revoke(inv.Reply) // LS-4: abandoned; the caller's future is ruined as revoked
+				return
+			}
+		}
 		ref, err := rt.Lease("probe.obj", req.Term, probePattern(req.Pattern), inv.From)
 		must(err)
 		must(rt.WhenExpired(ref, "probe.server"))
@@ -375,8 +431,14 @@ func (p *Probe) Invoke(rt *Runtime, inv Invocation) {
 			_ = rt.Renew(inv.Ref, 2*s.Term) // server-side renew (max rule)
 		case 1:
 			_ = rt.Revoke(inv.Ref) // server-side revoke: the holder is told, no listeners
+			if p.Cfg.Rare {
+				observeMisuse(rt, inv.Ref, "server renew after revoke", rt.Renew(inv.Ref, s.Term))
+			}
 		case 2:
 			_ = rt.Expire(inv.Ref) // server-side expire: listeners at both sides
+			if p.Cfg.Rare {
+				observeMisuse(rt, inv.Ref, "server renew after expire", rt.Renew(inv.Ref, s.Term))
+			}
 		}
 	default:
 		panic(fmt.Sprintf("probe: unexpected %s.%s", inv.Object, inv.Method))

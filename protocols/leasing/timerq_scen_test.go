@@ -2,9 +2,7 @@ package leasing_test
 
 import (
 	"testing"
-	"time"
 
-	ls "github.com/simrun-dev/simrun/protocols/leasing"
 	"github.com/simrun-dev/simrun/scenarios"
 	lsscen "github.com/simrun-dev/simrun/scenarios/leasing"
 )
@@ -29,16 +27,12 @@ func TestTimerQueuesInScenarios(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range []ls.Broken{
-		{AcceptAfterExpiry: true}, {ClientNeverExpires: true}, {SingleCallKeeps: true}, {RenewMin: true},
-		{NoBuffer: true}, {ListenersOnRevoke: true}, {IgnorePiggyback: true}, {GrantorLate: 300 * time.Millisecond},
-		{HolderShort: true}, {ExpireNoticeRevokes: true}, {NoTombstones: true}, {TakeAfterRevoke: true},
-	} {
-		b := b
+	for _, b := range lsscen.Bugs {
+		pol := b.Policy
 		swarm := &scenarios.Scenario{Name: "test/swarm-broken", Params: mustLookup(t, "leasing/swarm").Params,
-			Build: func(bd *scenarios.Build) (*scenarios.Setup, error) { return lsscen.SwarmSetup(bd, b) }}
+			Build: func(bd *scenarios.Build) (*scenarios.Setup, error) { return lsscen.SwarmSetup(bd, pol) }}
 		music := &scenarios.Scenario{Name: "test/music-broken", Params: mustLookup(t, "leasing/music-permanent").Params,
-			Build: func(bd *scenarios.Build) (*scenarios.Setup, error) { return lsscen.MusicSetup(bd, "permanent", b) }}
+			Build: func(bd *scenarios.Build) (*scenarios.Setup, error) { return lsscen.MusicSetup(bd, "permanent", pol) }}
 		for seed := uint64(1); seed <= 2; seed++ {
 			run(t, swarm, seed, nil)
 			run(t, music, seed, nil)

@@ -2,50 +2,36 @@ package lsscen
 
 import (
 	"slices"
-	"time"
 
-	ls "github.com/simrun-dev/simrun/protocols/leasing"
 	"github.com/simrun-dev/simrun/scenarios"
 )
 
-// Deliberately broken variants of the protocol, registered as test scenarios: each is
-// an ordinary leasing scenario whose runtime has one Broken flag on.
-var brokenVariants = []struct {
-	name   string
-	broken ls.Broken
-	base   string // music-stable, music-transient, music-permanent or swarm
-}{
-	{"accept-after-expiry", ls.Broken{AcceptAfterExpiry: true}, "swarm"},
-	{"client-never-expires", ls.Broken{ClientNeverExpires: true}, "music-permanent"},
-	{"single-call-keeps", ls.Broken{SingleCallKeeps: true}, "swarm"},
-	{"renew-min", ls.Broken{RenewMin: true}, "music-stable"},
-	{"no-buffer", ls.Broken{NoBuffer: true}, "swarm"},
-	{"listeners-on-revoke", ls.Broken{ListenersOnRevoke: true}, "music-stable"},
-	{"ignore-piggyback", ls.Broken{IgnorePiggyback: true}, "swarm"},
-	{"take-after-revoke", ls.Broken{TakeAfterRevoke: true}, "swarm"},
-	{"expire-notice-revokes", ls.Broken{ExpireNoticeRevokes: true}, "swarm"},
-	{"no-tombstones", ls.Broken{NoTombstones: true}, "swarm"},
-	{"holder-short", ls.Broken{HolderShort: true}, "swarm"},
-	{"holder-short-permanent", ls.Broken{HolderShort: true}, "music-permanent"},
-	{"grantor-late", ls.Broken{GrantorLate: 300 * time.Millisecond}, "swarm"},
-	// A grantor whose side lingers one whole term (the swarm's 2s) after the holder's:
-	// LS-P2's client → server bound is one renewal in flight, not two terms (issue 16).
-	{"grantor-lingers", ls.Broken{GrantorLate: 2 * time.Second}, "swarm"},
+// The deliberately broken variants of bugs.go, registered as test scenarios: each is
+// an ordinary leasing scenario whose runtime runs the variant's policy.
+var brokenBases = map[string]string{ // variant → base: music-stable, music-transient, music-permanent or swarm (the default)
+	"client-never-expires": "music-permanent",
+	"renew-min":            "music-stable",
+	"listeners-on-revoke":  "music-stable",
 }
 
 func init() {
-	for _, v := range brokenVariants {
-		v := v
-		var params []scenarios.Param
-		build := func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, v.broken) }
-		switch v.base {
-		case "swarm":
-			params = slices.Clone(swarmParams)
-		default:
+	register := func(name string, b Bug, base string) {
+		params := slices.Clone(swarmParams)
+		build := func(bd *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(bd, b.Policy) }
+		if base != "swarm" {
 			params = slices.Clone(musicParams)
-			variant := v.base[len("music-"):]
-			build = func(b *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(b, variant, v.broken) }
+			variant := base[len("music-"):]
+			build = func(bd *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(bd, variant, b.Policy) }
 		}
-		scenarios.Register(&scenarios.Scenario{Name: "test/leasing-" + v.name, Help: "broken: " + v.name, Params: params, Build: build})
+		scenarios.Register(&scenarios.Scenario{Name: "test/leasing-" + name, Help: "broken: " + b.Help, Params: params, Build: build})
 	}
+	for _, b := range Bugs {
+		base := brokenBases[b.Name]
+		if base == "" {
+			base = "swarm"
+		}
+		register(b.Name, b, base)
+	}
+	hs, _ := BugNamed("holder-short")
+	register("holder-short-permanent", hs, "music-permanent")
 }

@@ -159,7 +159,7 @@ func floats(p *scenarios.Params, name string) ([]float64, error) {
 
 func detectionSweep(x *scenarios.Exp) (*experiment.Sweep[detectionPoint, detectionRun], error) {
 	p := x.Params
-	cfg, nw, err := runtimeConfig(p, 2, ls.Broken{})
+	cfg, nw, err := runtimeConfig(p, 2, ls.Policy{})
 	if err != nil {
 		return nil, err
 	}

@@ -7,14 +7,19 @@
 //	leasing/music-stable      the music player (LS-5), two devices always in range
 //	leasing/music-transient   a disconnection shorter than the lease in mid-exchange
 //	leasing/music-permanent   the devices part for good in mid-exchange
-//	leasing/swarm             N devices moving in and out of range (per-pair on/off
-//	                          processes drawn from the seed, some devices leaving for
-//	                          good), drifting clocks and clock steps, the music player and
-//	                          the probe application (every lease pattern and operation,
-//	                          client-side expire included); on half the seeds asymmetric
-//	                          discovery neighbourhoods (-p neighbourhood=all turns them
-//	                          off): a device discovers a peer it does not beacon to
-//	                          when it first hears from it
+//	leasing/swarm             2 to 5 devices (drawn per seed) moving in and out of range
+//	                          (per-pair on/off processes drawn from the seed, some devices
+//	                          leaving for good), drifting clocks and clock steps, crashes
+//	                          with restarts on half the seeds (some for good, some
+//	                          crash-sends: LS-1 reboot, stale incarnations), the music
+//	                          player (its callback leased for twice the term on a quarter
+//	                          of the seeds) and the probe application (every lease pattern
+//	                          and operation, client-side expire included, and the rare
+//	                          paths: declined and abandoned calls, renewals refused at the
+//	                          grantor, a pattern that revokes before forwarding); on half
+//	                          the seeds asymmetric discovery neighbourhoods (-p
+//	                          neighbourhood=all turns them off): a device discovers a peer
+//	                          it does not beacon to when it first hears from it
 //	leasing/detection         the measurements (experiment, CSV with --out)
 //
 // Model: "leasing" (simrun check leasing), see model.go.
@@ -90,6 +95,30 @@
 //	music/no-callback-refused  an openSession without callback is refused, and only the
 //	                       probe's malformed ones lack it
 //
+// Rule checks (rules.go): each judges one rule's branch directly, where the paper's
+// properties would see it broken only by chance.
+//
+//	LS-1/out-of-range-detected  a device that cannot hear a peer it counts in range
+//	                       counts it out of range within the silence (plus drift, steps
+//	                       and a latency)
+//	LS-P3 (timely)         a message is taken within a retransmission period and a
+//	                       latency of the devices being in range with the holder counting
+//	                       the grantor in range
+//	LS-2/requests          a holder's revoke sends its request (its expire is local); a
+//	                       request taken live acts in that step
+//	LS-2/notice-in-range   a grantor's end other than by its timer reaches a holder in
+//	                       range within a latency
+//	LS-3/pattern-rules     every message a built-in pattern takes live is processed;
+//	                       renew-on-call renews by its term first, single-call and the
+//	                       music player's endExchange revoke after
+//	LS-4/outcomes          a future settles as its reply or its lease says; an upload is
+//	                       due when its session runs out at the holder
+//	music/match, music/refuse, music/expiry-cleans-up   the ratio and its notification,
+//	                       refusals by MinLeft, clean-up and stop on a session's expiry
+//
+// Every branched rule of the rule map has a bug planted in its branch that one of these
+// (or the model's invariants) catches: rulebugs_test.go.
+//
 // Scenario claims: music/once-per-peer (without Again, one exchange per peer and
 // incarnation of the initiator), music/transient-completes (if every disconnection was shorter than the
 // lease minus the margin and well apart, both exchanges complete and no lease expires),
@@ -116,14 +145,17 @@
 //
 // # Model
 //
-// The model checker runs the same runtime in discrete time (model.go). The default
-// configuration has discovery off (the peers always count as in range; lost messages
-// come back by retransmission). With -p beacon=N discovery is on: silence detection,
-// disconnected-active buffering and the flush on reconnection are explored; the test
-// pins a small such configuration (no single-call traffic, no drift). Larger ones
-// (calls=1, or drift=1) complete with no violation but take 40–70s, so they are run by
-// hand, not by the tests. The pinned configuration has no revoke, so the tombstone's
-// notice with discovery on is model-checked only in those hand runs (with no witness
-// that it is repeated after a reconnection); the simulator checks that path (LS-P2,
-// and the no-tombstones broken variant).
+// The model checker runs the same runtime in discrete time (model.go). Its portfolio
+// (Model.Portfolio: what `simrun check leasing` runs with no -p; each at most about
+// 15 s of one core, 30 s in all) is default (discovery off: the peers always count as in range and
+// lost messages come back by retransmission; renew-on-call and single-call leases,
+// drift, one transient or permanent disconnection), discovery (silence detection,
+// disconnected-active buffering, the flush on reconnection), ops and expire (a basic
+// lease renewed, revoked and expired at both sides, with listeners: notices,
+// tombstones, refused renewals, listeners on expiry only) and crash (a crash that may
+// cut a call's sends short: reboots, stale incarnations). The model reaches the rules
+// that need an exact instant — a message or a send at the deadline's very tick — which
+// continuous-time sweeps practically never hit; the swarm reaches the rest (the music
+// player, futures, custom patterns). coverage_test.go requires the union to reach
+// every rule and no property to be vacuous.
 package lsscen

@@ -23,8 +23,14 @@ type ground struct {
 	// messages at all: either node down, either direction cut or partitioned (loss
 	// bursts excluded). A last interval that never ends is a parting for good.
 	apart [][]span
+	// deaf[a*n+b] lists the intervals during which a could not hear b at all: either
+	// node down, b→a cut, or a partition between them (loss bursts excluded).
+	deaf [][]span
 	// down[n] lists the intervals during which node n was crashed.
 	down [][]span
+	// crashSend[n] lists node n's crash-send windows [At, At+For]: the node crashed at
+	// some point of each (its first call there that sends), counted down from At.
+	crashSend [][]span
 	// lmax bounds one-way latency (link maximum plus the largest spike).
 	lmax time.Duration
 	// rho bounds every clock's drift rate (fraction), over the initial clocks and
@@ -59,7 +65,8 @@ func overlaps(ss []span, from, to sim.Time) bool {
 // covers reports whether one interval of ss contains [from, to].
 func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Network) *ground {
 	n := len(names)
-	g := &ground{n: n, impaired: make([][]span, n*n), apart: make([][]span, n*n), down: make([][]span, n)}
+	g := &ground{n: n, impaired: make([][]span, n*n), apart: make([][]span, n*n), deaf: make([][]span, n*n), down: make([][]span, n),
+		crashSend: make([][]span, n)}
 	idx := func(name string) int { return slices.Index(names, name) }
 	switch nw.Latency.Dist {
 	case "uniform":
@@ -87,6 +94,9 @@ func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Netw
 	apartNow := func(a, b int) bool {
 		return down[a] || down[b] || cut[a*n+b] || cut[b*n+a] || (partitioned && group[a] != group[b])
 	}
+	deafNow := func(a, b int) bool { // a cannot hear b
+		return down[a] || down[b] || cut[b*n+a] || (partitioned && group[a] != group[b])
+	}
 	impairedNow := func(t sim.Time, a, b int) bool {
 		if apartNow(a, b) {
 			return true
@@ -100,8 +110,9 @@ func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Netw
 	}
 	open := make([]sim.Time, n*n) // start of the current impaired interval, or -1
 	apartOpen := make([]sim.Time, n*n)
+	deafOpen := make([]sim.Time, n*n)
 	for i := range open {
-		open[i], apartOpen[i] = -1, -1
+		open[i], apartOpen[i], deafOpen[i] = -1, -1, -1
 	}
 	track := func(on bool, open *sim.Time, spans *[]span, t sim.Time) {
 		if on && *open < 0 {
@@ -128,6 +139,11 @@ func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Netw
 				track(impairedNow(t, a, b), &open[p], &g.impaired[p], t)
 				track(apartNow(a, b), &apartOpen[p], &g.apart[p], t)
 			}
+			for b := 0; b < n; b++ {
+				if b != a {
+					track(deafNow(a, b), &deafOpen[a*n+b], &g.deaf[a*n+b], t)
+				}
+			}
 		}
 	}
 	evs := plan.Events
@@ -152,8 +168,14 @@ func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Netw
 		for ; i < len(evs) && sim.Time(evs[i].At) == t; i++ {
 			e := evs[i]
 			switch e.Kind {
-			case "crash":
+			case "crash", "crash-send":
+				// A crash-send crashes the node at its first call that sends within
+				// [At, At+For] (a device beacons every period, so early): counted down
+				// from At, which exempts at most that short while more.
 				down[idx(e.Node)] = true
+				if e.Kind == "crash-send" {
+					g.crashSend[idx(e.Node)] = append(g.crashSend[idx(e.Node)], span{sim.Time(e.At), sim.Time(e.At + e.For)})
+				}
 			case "restart":
 				down[idx(e.Node)] = false
 			case "partition":
@@ -191,6 +213,7 @@ func newGround(plan faults.Plan, names []string, clocks []sim.Clock, nw sim.Netw
 	for p := range open {
 		track(false, &open[p], &g.impaired[p], never)
 		track(false, &apartOpen[p], &g.apart[p], never)
+		track(false, &deafOpen[p], &g.deaf[p], never)
 	}
 	for a, t := range downOpen {
 		if t >= 0 {

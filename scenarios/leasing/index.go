@@ -24,6 +24,8 @@ type index struct {
 	// ups lists, per (device, peer), when the device's discovery layer saw the peer
 	// come (back) in range.
 	ups map[[2]sim.NodeID][]obsOf[ls.ObsPeer]
+	// views lists, per (device, peer), every change of the device's view of the peer.
+	views map[[2]sim.NodeID][]obsOf[ls.ObsPeer]
 	// maxTerm is the longest lease period of the run: terms, renewal times, due times.
 	maxTerm time.Duration
 	leases  []ls.RefID // every granted lease, in order
@@ -171,8 +173,9 @@ const (
 // observation.
 func buildIndex(r *checker.Run) *index {
 	x := &index{
-		r:   r,
-		ups: map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
+		r:     r,
+		ups:   map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
+		views: map[[2]sim.NodeID][]obsOf[ls.ObsPeer]{},
 	}
 	h := r.History()
 	x.by = refSlots{m: map[ls.RefID]int32{}}
@@ -290,10 +293,11 @@ func buildIndex(r *checker.Run) *index {
 		case *ls.ObsPatternError:
 			x.perrors = append(x.perrors, obsOf[ls.ObsPatternError]{o, v})
 		case *ls.ObsPeer:
+			k := [2]sim.NodeID{o.Node, v.Peer}
 			if v.Up {
-				k := [2]sim.NodeID{o.Node, v.Peer}
 				x.ups[k] = append(x.ups[k], obsOf[ls.ObsPeer]{o, v})
 			}
+			x.views[k] = append(x.views[k], obsOf[ls.ObsPeer]{o, v})
 		case ls.ProbeView, ls.ProbeReleased, ls.ProbeMalformed, ls.MPEvent:
 			keep = true
 		}

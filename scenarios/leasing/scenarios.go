@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/simrun-dev/simrun/checker"
@@ -32,9 +34,10 @@ var musicParams = append(slices.Clone(runtimeParams),
 )
 
 var swarmParams = append(slices.Clone(runtimeParams),
-	scenarios.Param{Name: "devices", Default: "4", Help: "number of devices"},
+	scenarios.Param{Name: "devices", Default: "2-5", Help: "number of devices: N, or A-B (each seed draws its own)"},
 	scenarios.Param{Name: "songs", Default: "15", Help: "songs in each library"},
-	scenarios.Param{Name: "term", Default: "2s", Help: "session and callback leases"},
+	scenarios.Param{Name: "term", Default: "2s", Help: "session lease, and the longest probe lease"},
+	scenarios.Param{Name: "callback-term", Default: "drawn", Help: "the session callback's single-call lease: a duration, or drawn (the term on three seeds in four, twice the term on the others: a session can then come back after its own lease ended)"},
 	scenarios.Param{Name: "again", Default: "1s", Help: "pause before a completed exchange is repeated"},
 	scenarios.Param{Name: "horizon", Default: "12s", Help: "devices move until this time, then stay (unless they left)"},
 	scenarios.Param{Name: "mean-up", Default: "4s", Help: "mean in-range period, limit (each seed draws its own)"},
@@ -43,6 +46,9 @@ var swarmParams = append(slices.Clone(runtimeParams),
 	scenarios.Param{Name: "skews", Default: "3", Help: "clock skews, limit"},
 	scenarios.Param{Name: "max-step", Default: "10ms", Help: "largest clock step of a skew"},
 	scenarios.Param{Name: "probe", Default: "1.5s", Help: "probe period (0 = no probe application)"},
+	scenarios.Param{Name: "probe-rare", Default: "true", Help: "the probe also takes the rare paths: declined and abandoned calls, a server renewing what it revoked, a pattern that revokes before forwarding"},
+	scenarios.Param{Name: "crashes", Default: "2", Help: "crash/restart pairs, limit (on half the seeds, each draws 0..limit and, one time in four, a device that crashes for good; none on the others)"},
+	scenarios.Param{Name: "crash-send", Default: "0.5", Help: "probability limit that a crash is a crash-send (the device crashes part-way through a call's sends)"},
 	scenarios.Param{Name: "dup", Default: "0", Help: "probability that the network duplicates a message while the devices move (outside the paper's FIFO links: a stale acknowledgement can arrive after a newer one)"},
 	scenarios.Param{Name: "neighbourhood", Default: "drawn", Help: "configured discovery neighbourhoods: all (every device beacons to every other) or drawn (on half the seeds each device leaves each other out with probability 1/3 and discovers it when it hears from it)"},
 )
@@ -59,14 +65,14 @@ func init() {
 		variant := v.name
 		scenarios.Register(&scenarios.Scenario{
 			Name: "leasing/music-" + variant, Help: v.help, Params: musicParams, Suite: v.suite,
-			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(b, variant, ls.Broken{}) },
+			Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return MusicSetup(b, variant, ls.Policy{}) },
 		})
 	}
 	scenarios.Register(&scenarios.Scenario{
 		Name:   "leasing/swarm",
 		Help:   "devices moving in and out of range (random, from the seed), drifting clocks, music player and probe leases of every pattern",
 		Params: swarmParams, Suite: true,
-		Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, ls.Broken{}) },
+		Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, ls.Policy{}) },
 	})
 	scenarios.Register(&scenarios.Scenario{
 		Name:       "leasing/detection",
@@ -76,10 +82,10 @@ func init() {
 	})
 }
 
-func runtimeConfig(p *scenarios.Params, n int, broken ls.Broken) (*ls.Config, sim.Network, error) {
+func runtimeConfig(p *scenarios.Params, n int, policy ls.Policy) (*ls.Config, sim.Network, error) {
 	cfg := &ls.Config{
 		Beacon: p.PositiveDuration("beacon"), Silence: p.PositiveDuration("silence"),
-		RTO: p.PositiveDuration("rto"), Broken: broken,
+		RTO: p.PositiveDuration("rto"), Policy: policy,
 	}
 	lo, hi := p.Duration("lat-min"), p.Duration("lat-max")
 	if p.Err() != nil {
@@ -120,10 +126,10 @@ func deviceNames(n int) []string {
 }
 
 // MusicSetup builds one music-player run: variant is stable, transient or permanent;
-// broken switches on a deliberately broken protocol (tests only).
-func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenarios.Setup, error) {
+// policy is the runtime's (the zero Policy is the protocol; see bugs.go).
+func MusicSetup(b *scenarios.Build, variant string, policy ls.Policy) (*scenarios.Setup, error) {
 	p := b.Params
-	cfg, nw, err := runtimeConfig(p, 2, broken)
+	cfg, nw, err := runtimeConfig(p, 2, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +187,7 @@ func MusicSetup(b *scenarios.Build, variant string, broken ls.Broken) (*scenario
 		nodes[i] = sim.NodeSpec{Name: names[i], New: ls.NewDevice(cfg, func() ls.App { return &ls.Player{Cfg: pc} })}
 	}
 	e := newEnv(newGround(plan, names, clocks, nw), cfg)
-	props := append(e.leasingProperties(), e.musicClaims(pc)...)
+	props := append(e.allProperties(pc), e.musicClaims(pc)...)
 	return &scenarios.Setup{
 		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
 		Properties: props,
@@ -246,13 +252,16 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 			prevEnd := sim.Time(-1 << 62)
 			for _, s := range spans {
 				if s.to == never || s.to.Sub(s.from) >= pc.Term-m || s.from.Sub(prevEnd) < m {
-					return nil // not the transient claim's situation
+					r.Count(0, 1) // not the transient claim's situation
+					return nil
 				}
 				prevEnd = s.to
 			}
 			if e.g.crashedIn(0, 0, r.Time) || e.g.crashedIn(1, 0, r.Time) {
+				r.Count(0, 1)
 				return nil
 			}
+			r.Count(2, 0) // both exchanges, and every lease of the run
 			done := map[[2]sim.NodeID]int{}
 			for _, d := range checker.Values[ls.MPDone](r.History(), ls.KindMPDone) {
 				done[[2]sim.NodeID{d.From, d.To}] = d.Songs
@@ -275,6 +284,7 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 		{Name: "music/permanent-cleans-up", Class: checker.Safety, NeedsCompleteRun: true, Check: func(r *checker.Run) error {
 			parted, ok := e.g.partedAt(0, 1)
 			if !ok || len(e.g.down[0])+len(e.g.down[1]) > 0 {
+				r.Count(0, 1)
 				return nil // the devices did not part for good (a crash is not a parting)
 			}
 			x := e.li.get(r)
@@ -298,11 +308,15 @@ func (e *env) musicClaims(pc *ls.PlayerConfig) []checker.Property {
 			for _, o := range r.History().Kind(ls.KindMPStopped, ls.KindMPTimedOut) {
 				stopped[o.Value.(ls.MPEvent).Session] = true
 			}
+			judged, finished := 0, 0
+			defer func() { r.Count(judged, finished) }()
 			for _, s := range checker.Values[ls.MPEvent](r.History(), ls.KindMPSession) {
 				id := s.Session
 				if done[id] {
+					finished++ // finished before the parting: not the claim's
 					continue
 				}
+				judged++
 				se, ok := x.firstEnd(id, ls.Server)
 				if !ok || se.V.How != ls.Expired {
 					return fmt.Errorf("session %s (%s→%s) interrupted by the parting at %v: its server side did not expire (%v)", id, r.Final[s.From].Name, r.Final[s.To].Name, parted, endedAt(se, ok))
@@ -361,14 +375,20 @@ func musicMetrics(res *sim.Result) MusicMetrics {
 	return m
 }
 
-// SwarmSetup builds one swarm run.
-func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) {
+// SwarmSetup builds one swarm run; policy is the runtime's (the zero Policy is the
+// protocol; see bugs.go).
+func SwarmSetup(b *scenarios.Build, policy ls.Policy) (*scenarios.Setup, error) {
+	return swarmSetup(b, policy, ls.PlayerHooks{})
+}
+
+// swarmSetup is SwarmSetup with the music players' hooks (tests plant broken players).
+func swarmSetup(b *scenarios.Build, policy ls.Policy, hooks ls.PlayerHooks) (*scenarios.Setup, error) {
 	p := b.Params
-	n := p.IntRange("devices", 2, 26)
+	n := drawnInt(p, "devices", 2, 26, sim.Stream(b.Seed, "swarm-devices"))
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
-	cfg, nw, err := runtimeConfig(p, n, broken)
+	cfg, nw, err := runtimeConfig(p, n, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -400,6 +420,18 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 	ppm := int64(p.IntRange("drift-ppm", 0, faults.MaxDriftPPM))
 	probe := p.Duration("probe")
 	dup := p.Prob("dup")
+	crashes := p.IntRange("crashes", 0, 20)
+	crashSend := p.Prob("crash-send")
+	rare := p.Bool("probe-rare")
+	cbTerm := term
+	switch v := p.String("callback-term"); v {
+	case "drawn":
+		if sim.Stream(b.Seed, "swarm-callback").IntN(4) == 0 {
+			cbTerm = 2 * term
+		}
+	default:
+		cbTerm = p.PositiveDuration("callback-term")
+	}
 	if p.Err() != nil {
 		return nil, p.Err()
 	}
@@ -408,14 +440,15 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 	}
 	limits.MaxDriftPPM = ppm
 	pc := &ls.PlayerConfig{
-		Libraries: libraries(b.Seed, n, songs), Term: term, CallbackTerm: term,
+		Libraries: libraries(b.Seed, n, songs), Term: term, CallbackTerm: cbTerm,
 		MinLeft: 4*nw.Latency.Max + 10*time.Millisecond, Threshold: 0.3, Again: again, Retry: 500 * time.Millisecond,
+		Hooks: hooks,
 	}
 	if err := pc.Validate(); err != nil {
 		return nil, err
 	}
 	prc := &ls.ProbeConfig{Period: probe, PingEvery: 100 * time.Millisecond, TermMin: 500 * time.Millisecond,
-		TermMax: term, MaxPings: 8, Due: term / 2}
+		TermMax: term, MaxPings: 8, Due: term / 2, Rare: rare}
 	if err := prc.Validate(); err != nil {
 		return nil, err
 	}
@@ -426,13 +459,19 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 			burst := faults.Event{At: 0, Kind: "burst", Dup: dup, For: faults.Duration(horizon)}
 			pl.Events = append([]faults.Event{burst}, pl.Events...)
 		}
+		if err == nil && crashes > 0 {
+			pl, err = withCrashes(b.Seed, names, pl, horizon, limits.MeanDown, crashes, crashSend)
+		}
 		return pl, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := plan.Validate(names); err != nil {
+		return nil, &scenarios.InputError{Err: fmt.Errorf("fault plan: %w", err)} // a plan given for other devices
+	}
 	clocks := Clocks(b.Seed, n, ppm)
-	bound := 2*term + again + pc.Retry + 2*time.Second
+	bound := 2*max(term, cbTerm) + again + pc.Retry + 2*time.Second
 	st := plan.Settled()
 	until := sim.Time(max(time.Duration(st.At), horizon) + bound + time.Second)
 	cfgs, err := neighbourhoods(b.Seed, cfg, n, p.String("neighbourhood"))
@@ -447,7 +486,7 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 		})}
 	}
 	e := newEnv(newGround(plan, names, clocks, nw), cfg)
-	props := append(e.leasingProperties(), e.swarmLiveness(n, bound))
+	props := append(e.allProperties(pc), e.swarmLiveness(n, bound))
 	return &scenarios.Setup{
 		Nodes: nodes, Network: nw, Clocks: clocks, Faults: plan, Until: until, MaxTime: until + sim.Time(time.Second),
 		// With the default parameters a device records up to about 550 observations a
@@ -456,6 +495,51 @@ func SwarmSetup(b *scenarios.Build, broken ls.Broken) (*scenarios.Setup, error) 
 		Properties:   props,
 		Metrics:      func(res *sim.Result) any { return musicMetrics(res) },
 	}, nil
+}
+
+// drawnInt reads an integer parameter given as N or as a range A-B (both within
+// [lo, hi]); a range is drawn from r.
+func drawnInt(p *scenarios.Params, name string, lo, hi int, r *sim.Rand) int {
+	v := p.String(name)
+	a, b, isRange := strings.Cut(v, "-")
+	if !isRange {
+		return p.IntRange(name, lo, hi)
+	}
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || x < lo || y > hi || x > y {
+		p.Reject(name, fmt.Sprintf("an integer or a range A-B within %d..%d", lo, hi))
+		return lo
+	}
+	return x + r.IntN(y-x+1)
+}
+
+// withCrashes adds crashes to a swarm's mobility plan (LS-1: a rebooted device has no
+// lease; its peers learn of its new incarnation): on half the seeds, up to limit
+// crash/restart pairs and, one time in four, a device that crashes for good, a
+// fraction of them (drawn up to sendFrac) crash-sends. The crashes come from streams
+// of their own: the mobility plan is the same with or without them.
+func withCrashes(seed uint64, names []string, pl faults.Plan, horizon, meanDown time.Duration, limit int, sendFrac float64) (faults.Plan, error) {
+	r := sim.Stream(seed, "swarm-crashes")
+	if r.IntN(2) == 0 {
+		return pl, nil
+	}
+	cp := faults.Params{Start: 100 * time.Millisecond, Horizon: horizon, Crashes: r.IntN(limit + 1), MeanDown: meanDown / 2,
+		CrashSendFrac: sendFrac * r.Float64()}
+	if r.IntN(4) == 0 {
+		cp.Permanent = 1
+	}
+	cr, err := faults.Generate(seed, names, cp)
+	if err != nil {
+		return faults.Plan{}, err
+	}
+	evs := append(slices.Clone(pl.Events), cr.Events...)
+	slices.SortStableFunc(evs, func(a, b faults.Event) int { return cmp.Compare(a.At, b.At) })
+	out := faults.Plan{Events: evs}
+	if err := out.Validate(names); err != nil {
+		return faults.Plan{}, fmt.Errorf("swarm crashes produced an invalid plan (a bug): %w", err)
+	}
+	return out, nil
 }
 
 // neighbourhoods returns each device's runtime configuration: cfg itself, or, with
