@@ -109,6 +109,9 @@ func violated(format string, a ...any) error {
 	return &exitError{code: exitViolated, msg: fmt.Sprintf(format, a...)}
 }
 
+// untuneGC undoes Main's garbage-collector policy (a model check sets its own).
+var untuneGC = func() {}
+
 // Main runs the command line on os.Args with the registered scenarios and models and
 // returns the exit code (call os.Exit with it). It tunes the garbage collector for
 // long searches first (scenarios.TuneGC: GOGC=400 unless GOGC is set).
@@ -117,7 +120,7 @@ func Main() int {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		tty = true
 	}
-	scenarios.TuneGC()
+	untuneGC = scenarios.TuneGC()
 	return runMain(&env{stdout: os.Stdout, stderr: os.Stderr, tty: tty, width: termWidth(os.Stdout)}, os.Args[1:])
 }
 
