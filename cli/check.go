@@ -35,11 +35,19 @@ func init() {
 		name: "TwoPhase7", bench: modelbench.TwoPhase(7, 1),
 		reference: "MapBFS7", ref: modelbench.MapBFS(7),
 		target: "TwoPhase7 < 1x MapBFS7 (a plain Go-map BFS of the same model)",
+		search: true,
+	})
+	registerBench(benchPair{
+		name: "Actors2PC", bench: modelbench.PerState("2pc", map[string]string{"participants": "5", "crashes": "0"}),
+		reference: "TwoPhaseState", ref: modelbench.PerState("twophase", map[string]string{"rm": "7"}),
+		target: "Actors2PC <= 10x TwoPhaseState per state (an actor system, no declarations, against a plain spec)",
+		search: true,
 	})
 	registerBench(benchPair{
 		name: "TwoPhase7x2", bench: modelbench.TwoPhase(7, 2),
 		reference: "TwoPhase7", ref: modelbench.TwoPhase(7, 1),
 		target: "TwoPhase7x2 <= 0.59x TwoPhase7 (>= 1.7x speed-up on 2 workers)",
+		search: true,
 	})
 }
 

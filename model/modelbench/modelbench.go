@@ -62,3 +62,24 @@ func MapBFS(rm int) func(*testing.B) {
 		b.ReportMetric(float64(distinct)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
 	}
 }
+
+// PerState returns a benchmark whose operation is one distinct state of the registered
+// model name with the given parameters: it checks the model (BFS, one worker) as many
+// times as it takes to explore b.N states, so ns/op is the cost of a state and two such
+// benchmarks compare per-state costs (an actor system against a plain spec).
+func PerState(name string, params map[string]string) func(*testing.B) {
+	return func(b *testing.B) {
+		var states int64
+		for states < int64(b.N) {
+			res, err := model.CheckNamed(name, params, model.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Outcome != model.Complete {
+				b.Fatalf("%s: outcome %v", name, res.Outcome)
+			}
+			states += res.Distinct
+		}
+		b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
+	}
+}
