@@ -299,8 +299,12 @@ func (r *Report) union() {
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "coverage of %s: %d %s\n", r.Protocol, len(r.Parts), map[bool]string{true: "part", false: "parts"}[len(r.Parts) == 1])
+	nw := 4
+	for _, p := range r.Parts {
+		nw = max(nw, len(p.Name))
+	}
 	for i, p := range r.Parts {
-		fmt.Fprintf(&b, "  [%d] %-14s %-12s %6.1fs  %s\n", i+1, p.Name, p.Verdict, p.Seconds, p.What)
+		fmt.Fprintf(&b, "  [%d] %-*s  %-12s %6.1fs  %s\n", i+1, nw, p.Name, p.Verdict, p.Seconds, p.What)
 	}
 	un := r.Unreached()
 	branched := 0

@@ -63,7 +63,7 @@ func (c *Coverage) HTML() template.HTML {
 		}
 		b.WriteString(".</p>")
 	}
-	b.WriteString(`<table class="heat"><tr><th>rule</th>`)
+	b.WriteString(`<div class="scroll"><table class="heat"><tr><th>rule</th>`)
 	for i, col := range c.Columns {
 		fmt.Fprintf(&b, `<th>%s<br><small>%d %s</small></th>`, esc(col), c.Totals[i], esc(c.Units[i]))
 	}
@@ -79,14 +79,20 @@ func (c *Coverage) HTML() template.HTML {
 			case pass == 2 && r.NoBranch == "":
 				continue
 			}
-			fmt.Fprintf(&b, "<tr><td>%s</td>", esc(r.Tag))
+			if r.NoBranch == "" && !reached {
+				fmt.Fprintf(&b, `<tr class="unreached"><td title="reached by no part">%s</td>`, esc(r.Tag))
+			} else {
+				fmt.Fprintf(&b, "<tr><td>%s</td>", esc(r.Tag))
+			}
 			if r.NoBranch != "" {
 				fmt.Fprintf(&b, `<td colspan="%d" class="nobranch">no branch: %s</td></tr>`, len(c.Columns), esc(r.NoBranch))
 				continue
 			}
 			for i, n := range r.Reached {
 				if n == 0 {
-					b.WriteString(`<td class="zero">0</td>`)
+					// One part not reaching a rule is normal (each part is there for
+					// some rules); a row no part reaches is what is marked.
+					b.WriteString(`<td class="zero">·</td>`)
 					continue
 				}
 				frac := 0.0
@@ -108,7 +114,7 @@ func (c *Coverage) HTML() template.HTML {
 	order(0)
 	order(1)
 	order(2)
-	b.WriteString("</table>")
+	b.WriteString("</table></div>")
 	if len(c.Props) > 0 {
 		b.WriteString(`<table><tr><th>part</th><th>property</th><th>checked</th><th>exempt</th><th>status</th></tr>`)
 		for pass := 0; pass < 2; pass++ {
@@ -140,9 +146,12 @@ func anyPositive(ns []int64) bool {
 }
 
 // CoverageStyle is the CSS the coverage section needs.
-const CoverageStyle = `table.heat td{text-align:right;font-variant-numeric:tabular-nums}
-table.heat td:first-child{text-align:left}
-td.zero{background:#fde0dd;color:#d62728;font-weight:bold}
+const CoverageStyle = `div.scroll{overflow-x:auto;max-width:100%}
+table.heat td{text-align:right;font-variant-numeric:tabular-nums;padding:2px 6px}
+table.heat td:first-child,table.heat th:first-child{text-align:left;white-space:nowrap;position:sticky;left:0;background:#fff}
+table.heat td.zero{color:#bbb}
+table.heat tr.unreached td{background:#fde0dd}
+table.heat tr.unreached td:first-child{color:#d62728;font-weight:bold;background:#fde0dd}
 td.nobranch{color:#666;font-style:italic;text-align:left}
 `
 
@@ -173,9 +182,9 @@ var coveragePage = template.Must(template.New("coverage").Parse(`<!DOCTYPE html>
 <style>` + PageStyle + CoverageStyle + `.bad{color:#d62728;font-weight:bold}</style>` + SelfCheck + `</head>
 <body data-sections="parts coverage reproduce">
 <h1>{{.Title}}</h1>
-<section id="parts"><h2>What ran</h2><table><tr><th>part</th><th>verdict</th><th>command</th></tr>
+<section id="parts"><h2>What ran</h2><table><tr><th>part</th><th>verdict</th><th style="text-align:left">command</th></tr>
 {{range .Parts}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td style="text-align:left"><code>{{index . 2}}</code></td></tr>{{end}}</table></section>
-<section id="coverage"><h2>Rules × parts</h2><p class="muted">Each cell: runs (swarm) or transitions (model) that reached the rule, shaded by their share of the part's total; red: not reached there. Rules nobody reaches come first.</p>{{.Coverage.HTML}}</section>
+<section id="coverage"><h2>Rules × parts</h2><p class="muted">Each cell: runs (swarm) or transitions (model) that reached the rule, shaded by their share of the part's total; a dot: not reached by that part. Rows in red: reached by no part (they come first).</p>{{.Coverage.HTML}}</section>
 <section id="reproduce"><h2>Reproduce</h2><pre>{{.Command}}</pre></section>
 </body></html>
 `))

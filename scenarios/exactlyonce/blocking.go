@@ -474,41 +474,44 @@ func byVariant(rs []*blockingResult) (variants []string, rates []float64, at map
 }
 
 // versusSimple says, for each variant with observers, at which crash rates it
-// completes more agents than the simple protocol and at which fewer.
+// completes more agents than the simple protocol and at which fewer, beyond the noise
+// (95% intervals apart); the rest are within it.
 func versusSimple(rs []*blockingResult) (sentences []string, reversed bool) {
 	variants, rates, at := byVariant(rs)
 	for _, v := range variants {
 		if v == "simple" || at["simple"] == nil || at[v][rates[0]].Point.observers == 0 {
 			continue
 		}
-		var better, worse []string
+		var better, worse, same []string
 		for _, rate := range rates {
 			if rate == 0 {
 				continue
 			}
-			e, s := completion(at[v][rate]).V, completion(at["simple"][rate]).V
+			e, s := completion(at[v][rate]), completion(at["simple"][rate])
 			switch {
-			case e > s:
+			case e.Above(s):
 				better = append(better, fmt.Sprintf("%g", rate))
-			case e < s:
-				worse = append(worse, fmt.Sprintf("%g (%s vs %s)", rate, reports.Pct(e), reports.Pct(s)))
+			case e.Below(s):
+				worse = append(worse, fmt.Sprintf("%g (%s vs %s)", rate, reports.Pct(e.V), reports.Pct(s.V)))
+			default:
+				same = append(same, fmt.Sprintf("%g", rate))
 			}
 		}
-		sent := fmt.Sprintf("%s completes more agents than the simple protocol at crash rate %s", strings.ToUpper(v[:1])+v[1:], orNone(better))
+		name := strings.ToUpper(v[:1]) + v[1:]
+		sent := fmt.Sprintf("%s completes more agents than the simple protocol at crash rate %s", name, strings.Join(better, ", "))
+		if len(better) == 0 {
+			sent = fmt.Sprintf("%s completes more agents than the simple protocol at no crash rate", name)
+		}
 		if len(worse) > 0 {
 			reversed = true
 			sent += "; fewer at " + strings.Join(worse, ", ")
 		}
+		if len(same) > 0 {
+			sent += "; within the 95% intervals of it at " + strings.Join(same, ", ")
+		}
 		sentences = append(sentences, sent+".")
 	}
 	return sentences, reversed
-}
-
-func orNone(xs []string) string {
-	if len(xs) == 0 {
-		return "none"
-	}
-	return strings.Join(xs, ", ")
 }
 
 // blockingFigures: completion and messages per agent vs crash rate, the captions

@@ -235,6 +235,14 @@ func (r *Result[P, S]) Sum(f func(S) float64) float64 {
 // Est is an estimate and its 95% interval.
 type Est struct{ V, Lo, Hi float64 }
 
+// Below reports whether e is below o beyond the noise: e's interval ends below o's.
+// Captions and claims compare estimates with it (or Above), never their point values
+// alone: two means within each other's intervals are not "less" or "more".
+func (e Est) Below(o Est) bool { return e.Hi < o.Lo }
+
+// Above reports whether e is above o beyond the noise.
+func (e Est) Above(o Est) bool { return o.Below(e) }
+
 // Mean is the mean of xs with its 95% confidence interval (reports.MeanCI).
 func Mean(xs []float64) Est {
 	m, lo, hi := reports.MeanCI(xs)

@@ -572,7 +572,7 @@ func passiveActiveSweep(x *scenarios.Exp) (*experiment.Sweep[groupPoint, request
 						parts = append(parts, fmt.Sprintf("n=%d: active %.2f, passive %.2f", r.Point.n, a.V, b.V))
 						// "less" only when the intervals say so: means within each
 						// other's noise are the same cost, not a saving.
-						fewer = fewer && a.Hi < b.Lo
+						fewer = fewer && a.Below(b)
 					}
 				}
 			}
@@ -677,7 +677,7 @@ func notifySweep(x *scenarios.Exp) (*experiment.Sweep[groupPoint, membership], e
 				}
 				for _, q := range rs {
 					if q.Point.mode == thesisPolling && q.Point.n == r.Point.n {
-						lower = lower && r.Mean(rate).V < q.Mean(rate).V
+						lower = lower && r.Mean(rate).Below(q.Mean(rate))
 					}
 				}
 			}
