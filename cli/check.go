@@ -113,6 +113,7 @@ func cmdCheck(e *env, args []string) error {
 	withCoverage := fs.Bool("coverage", false, "count the protocol rules each transition reaches and the states where each property is relevant; print (and --json) them")
 	progressMode := fs.String("progress", "auto", "progress on stderr: "+progressModes+" (auto: a live line on a terminal, a line every ~10s otherwise)")
 	configName := fs.String("config", "", "check the portfolio configuration `NAME` only")
+	store := fs.String("store", "hashcompact", "seen-set: hashcompact (64-bit fingerprints) or bitstate:SIZE (a bit array, e.g. bitstate:512MiB; depth-first; finds violations, proves nothing)")
 	maxMem := fs.String("max-memory", "auto", "end the search (exit 4) when the process's resident memory passes `SIZE` (e.g. 512MiB, 8GiB; 0: no bound; auto: three quarters of the machine's memory)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
@@ -149,8 +150,29 @@ func cmdCheck(e *env, args []string) error {
 	if *workers > 1 && st != model.BFS {
 		return usageErr("check: --workers applies to bfs only (%s runs on one worker)", st)
 	}
-	if (set["walks"] || set["seed"]) && st != model.Random {
-		return usageErr("check: --walks and --seed apply to --strategy random")
+	var bitstate int64
+	switch {
+	case *store == "hashcompact":
+	case strings.HasPrefix(*store, "bitstate:"):
+		n, err := parseMemory(strings.TrimPrefix(*store, "bitstate:"))
+		if err != nil || n <= 0 {
+			return usageErr("check: --store %q: want bitstate:SIZE with a size such as 512MiB", *store)
+		}
+		bitstate = n
+		if !set["strategy"] {
+			st = model.DFS
+		}
+		if st != model.DFS {
+			return usageErr("check: --store bitstate is a depth-first search (--strategy dfs)")
+		}
+	default:
+		return usageErr("check: --store %q: want hashcompact or bitstate:SIZE", *store)
+	}
+	if set["walks"] && st != model.Random {
+		return usageErr("check: --walks applies to --strategy random")
+	}
+	if set["seed"] && st != model.Random && bitstate == 0 {
+		return usageErr("check: --seed applies to --strategy random and to a bitstate search (its hash functions and successor order)")
 	}
 	switch {
 	case *fair && set["fairness"] && *fairness != "weak":
@@ -182,7 +204,10 @@ func cmdCheck(e *env, args []string) error {
 		return usageErr("check: %v", err)
 	}
 	cf := checkFlags{tracePath: *tracePath, reportDir: *reportDir, asJSON: *asJSON, fair: *fair, fairness: *fairness, coverage: *withCoverage}
-	base := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, MaxMemory: memLimit, Coverage: *withCoverage}
+	base := model.Options{Strategy: st, Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, Seed: seed, Walks: *walks, MaxMemory: memLimit, Coverage: *withCoverage, Bitstate: bitstate}
+	if bitstate > 0 && !set["seed"] {
+		base.Seed = 0 // the default order and hash functions
+	}
 	tk, err := newTicker(e, "check", *progressMode)
 	if err != nil {
 		return err
@@ -558,11 +583,16 @@ func writeCheckText(w io.Writer, m *model.Model, p *model.Params, res *model.Res
 	fmt.Fprintf(w, "states    %d distinct, %d generated, depth %d\n", res.Distinct, res.Total, res.Depth)
 	fmt.Fprintf(w, "time      %.3fs, %.0f states/s; CPU %.2fs, %.0f states per CPU-second; peak RSS %.1f MiB\n",
 		res.Seconds, res.StatesPerSec, res.CPUSeconds, res.StatesPerCPUSec, float64(res.PeakRSS)/(1<<20))
-	coll := fmt.Sprintf("fingerprint collision probability %.2g (TLC's estimate)", res.Collision)
-	if res.Collision == 0 && res.Distinct > 0 {
-		coll = "fingerprint collisions: none possible or none estimated"
+	if b := res.Bitstate; b != nil {
+		fmt.Fprintf(w, "seen-set  bitstate %.1f MiB, %d hash functions, %.2g%% of bits set; about %.3g new states taken for seen ones (a lower bound of those missed): explored at most %.4g%% of what it met\n",
+			float64(b.Bytes)/(1<<20), b.HashFunctions, 100*b.Fill, b.Missed, 100*b.Coverage(res.Distinct))
+	} else {
+		coll := fmt.Sprintf("fingerprint collision probability %.2g (TLC's estimate)", res.Collision)
+		if res.Collision == 0 && res.Distinct > 0 {
+			coll = "fingerprint collisions: none possible or none estimated"
+		}
+		fmt.Fprintf(w, "seen-set  %.1f MiB, %.1f bytes/state; %s\n", float64(res.SeenBytes)/(1<<20), res.BytesPerState, coll)
 	}
-	fmt.Fprintf(w, "seen-set  %.1f MiB, %.1f bytes/state; %s\n", float64(res.SeenBytes)/(1<<20), res.BytesPerState, coll)
 	fmt.Fprintln(w, "properties")
 	for _, pr := range res.Properties {
 		line := fmt.Sprintf("  %-10s %s: %s", pr.Kind, pr.Name, pr.Status)

@@ -110,3 +110,32 @@ func TestProgressLinesWhenPiped(t *testing.T) {
 		t.Fatalf("--progress never: %q", errb.String())
 	}
 }
+
+// --store bitstate:SIZE runs a depth-first bitstate search: it finds a violation (exit
+// 1, a trace that replays) and otherwise is sampled (exit 4) with its estimate of what
+// it missed; bad values exit 2.
+func TestCheckBitstate(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runMain(&env{stdout: &out, stderr: &errb}, []string{"check", "twophase", "-p", "rm=5", "--store", "bitstate:4MiB"})
+	if code != exitInconclusive || !strings.Contains(out.String(), "seen-set  bitstate 4.0 MiB, 3 hash functions") || !strings.Contains(out.String(), "strategy  dfs") {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = runMain(&env{stdout: &out, stderr: &errb}, []string{"check", "2pc", "-p", "participants=2", "--store", "bitstate:4MiB", "--seed", "7", "--config", "x"})
+	if code != exitUsage {
+		t.Fatalf("--config on a model without a portfolio: exit %d", code)
+	}
+	for _, bad := range [][]string{
+		{"check", "twophase", "--store", "bitstate:"},
+		{"check", "twophase", "--store", "bitstate:-1MiB"},
+		{"check", "twophase", "--store", "exact"},
+		{"check", "twophase", "--store", "bitstate:1MiB", "--strategy", "bfs"},
+		{"check", "twophase", "--seed", "3"},
+	} {
+		errb.Reset()
+		if code := runMain(&env{stdout: &out, stderr: &errb}, bad); code != exitUsage || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
+			t.Errorf("%q: exit %d stderr %q", bad, code, errb.String())
+		}
+	}
+}

@@ -20,36 +20,64 @@ type dfsFrame[S any] struct {
 	done bool // successors generated
 }
 
-// seen is the sequential seen-set: the shared table, grown inline.
+// seen is the sequential seen-set: the shared table of fingerprints, grown inline, or
+// a bitstate array (Options.Bitstate).
 type seen struct {
 	t      *table
+	b      *bitstate
 	remain int64
 }
 
 func newSeen(o Options) *seen {
 	s := &seen{t: newTable(o.TableSlots, newSlotAlloc()), remain: math.MaxInt64}
+	if o.Bitstate > 0 {
+		s.b = newBitstate(o.Bitstate, o.Seed)
+	}
 	if o.MaxStates > 0 {
 		s.remain = o.MaxStates
 	}
 	return s
 }
 
+func (s *seen) contains(fp uint64) bool {
+	if s.b != nil {
+		return s.b.contains(fp)
+	}
+	return s.t.contains(fp)
+}
+
 // add inserts fp; it reports whether fp was new and whether the max-states bound stops
 // the search (fp is then not inserted).
 func (s *seen) add(fp uint64) (isNew, bound bool) {
-	if s.t.contains(fp) {
+	if s.contains(fp) {
 		return false, false
 	}
 	if s.remain == 0 {
 		return false, true
 	}
-	s.t.insert(fp)
 	s.remain--
+	if s.b != nil {
+		s.b.add(fp)
+		return true, false
+	}
+	s.t.insert(fp)
 	s.t.count.Add(1)
 	if s.t.needsGrowth() {
 		s.t = s.t.grown()
 	}
 	return true, false
+}
+
+// finish fills the seen-set's statistics.
+func (s *seen) finish(st *Stats, f *findings, start time.Time, injective bool) {
+	finishStats(st, start, s.t, injective)
+	if s.b != nil {
+		st.SeenBytes = s.b.bytes()
+		st.BytesPerState = float64(st.SeenBytes) / float64(max(st.Distinct, 1))
+		st.Collision = 0
+		st.Bitstate = &BitstateStats{Bytes: s.b.bytes(), HashFunctions: bitstateK, Fill: s.b.fill(), Missed: s.b.missed}
+		f.sampled = f.violation < 0
+	}
 }
 
 // progress calls the progress hook about every ProgressEvery; it checks the clock only
@@ -90,6 +118,7 @@ func (c *checker[S]) dfs(o Options, start time.Time) (*Result, error) {
 	var st Stats
 	pr := &progress{o: o, start: start, last: start}
 	var stack []dfsFrame[S]
+	shuffle := sim.NewRand(sim.StreamSeed(o.Seed, "model-dfs-order"))
 	next, recycle := c.sp.Next, func(S) {}
 	if c.sp.worker != nil {
 		next, recycle = c.sp.worker()
@@ -178,9 +207,16 @@ search:
 					x.ebits = c.ebits(x.s, x.ebits)
 					x.fp = c.fp(x.s, x.ebits)
 				}
+				if o.Bitstate > 0 && o.Seed != 0 {
+					// Swarm verification: each seed its own successor order.
+					for i := len(top.succ) - 1; i > 0; i-- {
+						j := shuffle.IntN(i + 1)
+						top.succ[i], top.succ[j] = top.succ[j], top.succ[i]
+					}
+				}
 				if atBound {
 					for _, x := range top.succ {
-						if !sn.t.contains(x.fp) {
+						if !sn.contains(x.fp) {
 							f.bound = "max-depth"
 							break
 						}
@@ -214,7 +250,7 @@ search:
 	if f.violation >= 0 {
 		f.bound = ""
 	}
-	finishStats(&st, start, sn.t, c.injective())
+	sn.finish(&st, f, start, c.injective())
 	sn.t.free()
 	sn.t.alloc.close()
 	return c.result(f, st), nil

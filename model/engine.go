@@ -87,6 +87,13 @@ type Options struct {
 	// call covered it (Result.Coverage), and per property with a Relevant predicate
 	// the distinct states where it was relevant (PropertyResult.Relevant).
 	Coverage bool
+	// Bitstate, when > 0, makes DFS store the seen states as bits of an array of that
+	// many bytes (bitstate.go: Holzmann's supertrace) instead of fingerprints: memory
+	// is fixed, a violation found is real, but a search that finds none is sampled
+	// (some states may be missed; Stats.Bitstate estimates how many). With Seed != 0
+	// the hash functions and the order successors are explored in depend on the seed
+	// (swarm verification: diversified searches that miss different states).
+	Bitstate int64
 	// Fair assumes weak fairness when eventually-properties are decided (see
 	// liveness.go): only infinite paths on which every fairness class that stays
 	// enabled is eventually taken count. Without it every infinite path counts. Either
@@ -117,6 +124,10 @@ func (o *Options) validate() error {
 		return errors.New("walks apply to the random strategy only")
 	case o.Fair && o.Strategy == Random:
 		return errors.New("the fair-cycle check needs a complete search (bfs or dfs)")
+	case o.Bitstate < 0:
+		return errors.New("bitstate size must be > 0")
+	case o.Bitstate > 0 && o.Strategy != DFS:
+		return errors.New("a bitstate search is depth-first (--strategy dfs)")
 	}
 	return nil
 }
@@ -137,6 +148,9 @@ type Stats struct {
 	Seconds float64 `json:"seconds"`
 	// StatesPerSec is Distinct / Seconds.
 	StatesPerSec float64 `json:"states_per_sec"`
+	// Bitstate, for a bitstate search, describes the array and estimates what it
+	// missed.
+	Bitstate *BitstateStats `json:"bitstate,omitempty"`
 	// CPUSeconds is the process's CPU time (user + system) during the search, and
 	// StatesPerCPUSec Distinct / CPUSeconds: the machine-independent measure of speed
 	// on a shared machine (0 where unavailable).
@@ -151,6 +165,23 @@ type Stats struct {
 	// states shared a fingerprint, Distinct·(Total−Distinct)/2⁶⁴ (0 for an injective
 	// fingerprint).
 	Collision float64 `json:"collision_probability"`
+}
+
+// BitstateStats describes a bitstate search's array and what it may have missed.
+type BitstateStats struct {
+	Bytes         int64   `json:"bytes"`
+	HashFunctions int     `json:"hash_functions"`
+	// Fill is the fraction of bits set at the end.
+	Fill float64 `json:"fill"`
+	// Missed estimates the new states taken for seen states (bitstate.go), a lower
+	// bound of the states missed (those reachable only through them are not counted).
+	Missed float64 `json:"missed_estimate"`
+}
+
+// Coverage is Distinct/(Distinct+Missed): an upper bound of the share of the reachable
+// states the search explored.
+func (b *BitstateStats) Coverage(distinct int64) float64 {
+	return float64(distinct) / (float64(distinct) + b.Missed)
 }
 
 // Outcome says how a search ended.
