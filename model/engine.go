@@ -169,8 +169,8 @@ type Stats struct {
 
 // BitstateStats describes a bitstate search's array and what it may have missed.
 type BitstateStats struct {
-	Bytes         int64   `json:"bytes"`
-	HashFunctions int     `json:"hash_functions"`
+	Bytes         int64 `json:"bytes"`
+	HashFunctions int   `json:"hash_functions"`
 	// Fill is the fraction of bits set at the end.
 	Fill float64 `json:"fill"`
 	// Missed estimates the new states taken for seen states (bitstate.go), a lower
