@@ -15,19 +15,20 @@
 //
 //	RP-1 registries: leased registrations, expiry, notifications   registry.go
 //	RP-1 128-bit registration IDs, drawn once, reused              registry.go (loadID)
-//	RP-2 replica manager: ping loop, handle_primary_failure,       replica.go (Handle, tick, decide, claimed)
-//	     verify_primary, step down, terms
-//	RP-2 a request: duplicate check, update, execute, done, acks,  replica.go (request, next, finish, applyDone)
-//	     answer; resume (§5.1.4)
+//	RP-2 replica manager: ping loop, step down                     replica.go (Handle, tick, receive)
+//	RP-2 handle_primary_failure, verify_primary, claims, terms     failover.go (decide, claimed, become)
+//	RP-2 a request: duplicate check, update, execute, done, acks,  request.go (request, next, finish, applyDone)
+//	     answer; resume (§5.1.4)                                   failover.go (become)
 //	RP-2 replica locator and front ends (§5.3)                     caller.go (Call), client.go
 //	RP-3 active replication: sequencer, epochs, catch-up           active.go
 //	RP-4 transitions (§4.4, §4.5), tasks' calls                    workflow.go
 //	RP-5 SimpleFlow, the chapter-6 experiment                      scenarios/replication (flow.go)
 //
-// Policy (replica.go) names the protocol's decision points (the duplicate check, when
+// Policy (policy.go) names the protocol's decision points (the duplicate check, when
 // to answer, when a registration lapsed, the call's retry, what a new primary moves
 // on, how long a replica listed alone waits); nil is the protocol, and the broken
-// variants tests and -p bug= plant live in scenarios/replication (bugs.go).
+// variants tests and -p bug= plant live in scenarios/replication (bugs.go). What a
+// passive replica reports to the checkers (ObsRole … ObsAck) is in observe.go.
 //
 // # Choices where the thesis is silent
 //

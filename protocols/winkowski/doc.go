@@ -160,15 +160,18 @@
 // poll", with out.Cover at the branch; the rules without a branch of their own are
 // declared there with the reason. Where they live:
 //
-//	WK-1, E1, N1        agent.go: create, learn (first news, predecessors), step
+//	WK-1, E1, N1        agent.go: create; play.go: learn (first news, predecessors), step
 //	                    (REGISTERING), admit, alarm (REGISTERING)
 //	WK-2, W1, K2 answer manager.go: PoolState actions (register … release), Host.receive,
 //	                    Host.broadcast; F2 host-restart in Host.Handle
-//	WK-3, WK-4, R1, P1, agent.go: step (TRYING, ORDERING, WINNING), regress, win, access,
+//	WK-3, WK-4, R1, P1, play.go: step (TRYING, ORDERING, WINNING), regress, win, access,
 //	K1, O1, G1, A1      release, learn (RELEASING: leave), alarm; task.go: view ((p1)/(p3),
 //	                    the winning condition), blocking, blockersStay, ordersSeen
 //	T1                  agent.go: giveTicket, takeTicket
-//	K2, F2              agent.go: form, retry, resend, poll, restart, persist
+//	K2, F2              forms.go: form, retry, resend, poll; durable.go: restart, persist
+//
+// An agent's jobs (JobState, StartJob, NextTask), which the baselines' agents drive
+// alike, are in jobs.go.
 //
 // # Policy: the decision points
 //

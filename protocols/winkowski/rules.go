@@ -10,7 +10,7 @@ import "github.com/simrun-dev/simrun/sim"
 var (
 	rules = sim.NewRuleMap("winkowski")
 
-	// WK-1, entering phase (agent.go).
+	// WK-1, entering phase (agent.go: create; play.go).
 	ruleRegister   = rules.Rule("WK-1 register", "a created task sends registration forms to the managers of all its pools")
 	ruleFirstNews  = rules.Rule("WK-1 first-news", "the first state after registering sets AboutPredecessors to the pool's admissions")
 	rulePredLeft   = rules.Rule("WK-1 pred-left", "a later state drops the absolute predecessors whose admission form is gone")
@@ -20,7 +20,7 @@ var (
 	ruleEnterAlarm = rules.Rule("E1 alarm-enter", "the alarm rang in REGISTERING: T enters with a ticket above every remaining predecessor's")
 	ruleEnterRearm = rules.Rule("E1 rearm", "a predecessor left while the entering alarm ran: T waits Γ afresh")
 
-	// WK-3/WK-4, competition phase of a task (agent.go, task.go).
+	// WK-3/WK-4, competition phase of a task (play.go, task.go).
 	ruleActual       = rules.Rule("P1 actual", "(p1)/(p3) counts the requests in front of T's request, known to be at the pool")
 	rulePotential    = rules.Rule("P1 potential", "(p1)/(p3) counts the whole queue: T's request is not known to be there (potential request)")
 	ruleStale        = rules.Rule("K1 stale", "a state that predates some of T's forms tells T nothing about its own request")
@@ -42,7 +42,7 @@ var (
 	ruleRelease      = rules.Rule("WK-3 release", "the execution ended: T becomes RELEASING and sends releasing forms")
 	ruleLeave        = rules.Rule("WK-3 leave", "every pool applied T's releasing form: T leaves the game; its job goes on")
 
-	// K2 and F2 on the task side (agent.go).
+	// K2 and F2 on the task side (forms.go, durable.go; not-fresh in play.go).
 	ruleResend       = rules.Rule("K2 resend", "the retry timer rang: T resends its unapplied forms to a pool that showed no progress")
 	rulePoll         = rules.Rule("K2 poll", "the retry timer rang: T polls a quiet pool it still needs news from")
 	ruleAgentRestart = rules.Rule("F2 agent-restart", "a durable agent restarts: its tasks resume from stable storage, resend and poll")

@@ -5,13 +5,23 @@
 // I_AM_ALIVE" and "a selection waits for the higher-priority nodes' answers", EO-5's
 // "a Ready orchestrator does not give up", EO-5/EO-8's "a worker steps down only for
 // a higher priority or a Ready orchestrator" and EO-1/EO-8's "only the variant's
-// messages", in props.go; EO-7's "a voter repeats INQUIRY while it holds a vote" and
-// EO-8's "a selection asks every higher-priority stage node" and "a node a
-// higher-priority node answered does not select itself", which read the periods,
-// latencies and fault plan, in props_timed.go; voter-crash adds its own EO-7
-// property), per-stage metrics, the EO-P4 experiment "exactlyonce/blocking", the
-// model "exactlyonce" with its check portfolio (model.go), and the -p bug= variants
-// (bugs.go). The protocol is in github.com/simrun-dev/simrun/protocols/exactlyonce.
+// messages"; EO-7's "a voter repeats INQUIRY while it holds a vote" and EO-8's "a
+// selection asks every higher-priority stage node" and "a node a higher-priority node
+// answered does not select itself", which read the periods, latencies and fault plan,
+// in props_timed.go; voter-crash adds its own EO-7 property), per-stage metrics, the
+// EO-P4 experiment "exactlyonce/blocking", the model "exactlyonce" with its check
+// portfolio, and the -p bug= variants (bugs.go). The protocol is in
+// github.com/simrun-dev/simrun/protocols/exactlyonce.
+//
+// Where they live: props.go lists the properties (workload.Properties) with what they
+// know of the workload; EO-P1 is in props_p1_commits.go, EO-P2 in
+// props_p2_exactly_once.go, EO-P3 in props_p3_completion.go, EO-P5 in
+// props_p5_cleanup.go, EO-I1 and the atomicity of stage transactions in
+// props_i1_transactions.go, EO-5's and EO-5/EO-8's in props_eo5_priority.go, EO-8's
+// and EO-1/EO-8's in props_eo8_selection.go. The model: model.go holds its parameters,
+// their reading and the portfolio; model_system.go builds the system (the ghost and
+// the invariants); model_props.go names the invariants and holds what they compute;
+// model_facts.go reads (and caches) what they need of stable storage.
 //
 // Every scenario takes the same parameters (see Params); they differ in their default
 // itinerary and fault plan. The workload launches agents at their home nodes, spaced

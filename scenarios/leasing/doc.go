@@ -90,10 +90,18 @@
 //	                       device itself or to a peer not discovered yet, are refused (the
 //	                       probe tries them)
 //	LS-2/pattern-view      a pattern's lease control says live, time left in (0, 2·term]
-//	LS-1/buffered-until-acked, LS-1/no-send-after-expiry, LS-2/released-after-listeners,
-//	LS-3/released-dropped  see props.go
+//	LS-1/buffered-until-acked, LS-1/no-send-after-expiry  see props_ls1_references.go
+//	LS-2/released-after-listeners  see props_ls2_operations.go
+//	LS-3/released-dropped  see props_ls3_patterns.go
 //	music/no-callback-refused  an openSession without callback is refused, and only the
 //	                       probe's malformed ones lack it
+//
+// props.go lists them (leasingProperties) with the bounds they share (flush, margin,
+// bsc, bcs). Each rule's checks are in a file of its own: LS-P1 to LS-P5 in
+// props_p1_expiry.go, props_p2_symmetric.go, props_p3_transient.go,
+// props_p4_reclamation.go and props_p5_single_call.go, LS-P6 in linmodel.go; LS-1 to
+// LS-4 and the music player's in props_ls1_references.go, props_ls2_operations.go,
+// props_ls3_patterns.go, props_ls4_futures.go and props_ls5_music.go.
 //
 // Rule checks (rules.go): each judges one rule's branch directly, where the paper's
 // properties would see it broken only by chance.

@@ -2,6 +2,17 @@
 // groups (passive and active) with lookup registries serving clients, the SimpleFlow
 // workflow over replicated components, the §4.5 failure cases, the chapter-6
 // experiment, and the properties every run checks.
+//
+// The properties: props.go lists them (env.setup) beside what they read of a run (the
+// crashes as they happened, the plan's other faults); each rule's checks are in a file
+// of their own: props_p1_once.go (RP-P1 at most once, every operation returns),
+// props_p2_single_primary.go (RP-P2), props_p3_linearizable.go (RP-P3),
+// props_p4_state.go (RP-P4), props_rp1_ids.go (RP-1 registration IDs),
+// props_rp2_election.go (RP-2 no election without a registry, no claim alone),
+// props_rp2_lookups.go (RP-2 lookup cadence, a refused call looks again),
+// props_rp2_acks.go (RP-2 §3.6.1 acknowledgements), props_rp3_order.go (RP-3 total
+// order, epochs), props_failover.go (RP-2/RP-3 failover bound) and props_latency.go
+// (RP-2/RP-3 latency without faults).
 package rpscen
 
 import (

@@ -3,10 +3,15 @@
 // longer than the grace period, lossy links, a swarm of generated saga graphs (with
 // joins, the initiator's own faults, outages around the grace period), the
 // orchestrated and all-to-all baselines, the experiments and the model's portfolio
-// (model.go); the properties every run checks (props.go; SG-4's "lost connectivity
-// is reported to all" and "no loss once the faults settle", which read the fault
-// plan, in detect.go; SG-4's grace period in grace.go); and the broken variants of
-// -p bug= (bugs.go).
+// (model.go); the properties every run checks (props.go lists them; SG-P1 and one
+// outcome in props_p1_atomic.go, SG-P2 in props_p2_order.go, SG-P3 in
+// props_p3_once.go, SG-P4 in props_p4_live.go, SG-P5 in props_p5_data.go, SG-2's and
+// SG-3's steps (unique tr_id, sections in order on their predecessors' output, ends
+// announced, ends after every section) in props_sg2_steps.go, null compensation and
+// dangling action in props_compensation.go, log replay and nothing owed at the end in
+// props_recovery.go; SG-4's "lost connectivity is reported to all" and "no loss once
+// the faults settle", which read the fault plan, in detect.go; SG-4's grace period in
+// grace.go); and the broken variants of -p bug= (bugs.go).
 package sagascen
 
 import (
