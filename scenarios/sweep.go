@@ -784,7 +784,7 @@ func (r *SweepResult) WriteSummary(w io.Writer) error {
 	if r.Interrupted {
 		fmt.Fprintf(&b, "interrupted: only the first %d seeds of the range ran (a partial result)\n", r.Runs)
 	}
-	if r.FailFast && r.Failed > 0 && len(r.Failures) > 0 {
+	if r.FailFast && r.Failed > 0 && len(r.Failures) > 0 && r.GuidedStats == nil {
 		fmt.Fprintf(&b, "fail-fast: stopped at the lowest failing seed, %d (seeds above it did not start)\n", r.Failures[0].Seed)
 	}
 	fmt.Fprintf(&b, "totals    %d events, %d messages\n", r.Events, r.Messages)

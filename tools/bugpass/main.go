@@ -38,12 +38,13 @@ func main() {
 	seeds := flag.Int("seeds", 2000, "swarm seeds 1..`N`")
 	walks := flag.Int("walks", 5000, "random walks")
 	only := flag.String("only", "", "comma-separated patch names to run (default all)")
+	detectors := flag.String("detectors", "swarm,guided,walks,portfolio", "comma-separated detectors to run")
 	flag.Parse()
 	if *proto == "" || *dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: bugpass -protocol P -bugs DIR")
 		os.Exit(2)
 	}
-	if err := run(*proto, *dir, *seeds, *walks, *only); err != nil {
+	if err := run(*proto, *dir, *seeds, *walks, *only, strings.Split(*detectors, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "bugpass:", err)
 		os.Exit(1)
 	}
@@ -54,7 +55,7 @@ type detector struct {
 	args func(bin string) []string
 }
 
-func run(proto, dir string, seeds, walks int, only string) error {
+func run(proto, dir string, seeds, walks int, only string, want []string) error {
 	patches, err := filepath.Glob(filepath.Join(dir, "*.patch"))
 	if err != nil || len(patches) == 0 {
 		return fmt.Errorf("no patches in %s", dir)
@@ -89,8 +90,16 @@ func run(proto, dir string, seeds, walks int, only string) error {
 		}},
 		{"portfolio", func(bin string) []string { return []string{bin, "check", proto, "--progress", "never"} }},
 	}
+	dets = slices.DeleteFunc(dets, func(d detector) bool { return !slices.Contains(want, d.name) })
+	if len(dets) == 0 {
+		return fmt.Errorf("no detector among %v", want)
+	}
 	caught, total := 0, 0
-	fmt.Printf("%-8s %-16s %-16s %-10s %-10s  %s\n", "bug", dets[0].name, dets[1].name, dets[2].name, dets[3].name, "rule")
+	fmt.Printf("%-8s", "bug")
+	for _, d := range dets {
+		fmt.Printf(" %-16s", d.name)
+	}
+	fmt.Printf("  rule\n")
 	for _, p := range patches {
 		name := strings.TrimSuffix(filepath.Base(p), ".patch")
 		if only != "" && !slices.Contains(strings.Split(only, ","), name) {
@@ -123,7 +132,11 @@ func run(proto, dir string, seeds, walks int, only string) error {
 				if d.name != "guided" {
 					hit = true // the measurement is of the default detectors
 				}
-				if m := firstRun.FindStringSubmatch(stdout); m != nil {
+				re := firstRun
+				if d.name == "guided" {
+					re = firstGuided // a guided sweep numbers its runs, not seeds
+				}
+				if m := re.FindStringSubmatch(stdout); m != nil {
 					cell = fmt.Sprintf("#%s %.0fs", m[1], cpu) // the run (seed) of the first failure
 				}
 			}
@@ -135,7 +148,11 @@ func run(proto, dir string, seeds, walks int, only string) error {
 		if hit {
 			caught++
 		}
-		fmt.Printf("%-8s %-16s %-16s %-10s %-10s  %s\n", name, cells[0], cells[1], cells[2], cells[3], line)
+		fmt.Printf("%-8s", name)
+		for _, c := range cells {
+			fmt.Printf(" %-16s", c)
+		}
+		fmt.Printf("  %s\n", line)
 		os.Remove(bin)
 	}
 	fmt.Printf("caught %d of %d (%.0f %%)\n", caught, total, 100*float64(caught)/float64(max(total, 1)))
@@ -145,6 +162,7 @@ func run(proto, dir string, seeds, walks int, only string) error {
 // firstRun finds a sweep's first failure in its summary: the lowest failing seed of a
 // uniform sweep, the run index of a guided one.
 var firstRun = regexp.MustCompile(`(?:stopped at the lowest failing seed, |first failure at run )(\d+)`)
+var firstGuided = regexp.MustCompile(`first failure at run (\d+)`)
 
 // execute runs a detector and returns its exit code, its CPU seconds (user+sys of the
 // child), the last line it printed on stderr, and its stdout.
