@@ -308,6 +308,8 @@ func runDocCommand(b bounds, bin, root, dir string, c docCommand) (string, time.
 		return checkGoTest(root, cmd), 0
 	case strings.HasPrefix(cmd, "go run ./tools/mutate "):
 		return checkMutate(bin, root, cmd), 0
+	case strings.HasPrefix(cmd, "go run ./tools/bugpass "):
+		return checkBugpass(root, cmd), 0
 	case strings.HasPrefix(cmd, "simrun explore "):
 		return runExplore(bin, dir, cmd), 0
 	case !strings.Contains(cmd, "simrun") && !strings.Contains(cmd, "quorum "):
@@ -440,6 +442,27 @@ func checkMutate(bin, root, cmd string) string {
 		return "no -test package"
 	}
 	return testsExist(root, m[1], cmd)
+}
+
+// checkBugpass runs a bug pass's command with -dry (every patch must apply to this
+// tree; the pass itself takes half an hour per protocol).
+func checkBugpass(root, cmd string) string {
+	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./tools/bugpass "))
+	if i := slices.Index(args, "#"); i >= 0 {
+		args = args[:i]
+	}
+	run := exec.Command("go", append([]string{"run", "./tools/bugpass"}, append(args, "-dry")...)...)
+	run.Dir = root
+	out, err := run.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte(" patches apply")) {
+		return fmt.Sprintf("-dry: %v: %s", err, lastLineOf(string(out)))
+	}
+	return ""
+}
+
+func lastLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
 }
 
 // testsExist checks that every name of the command's -run alternatives is a test

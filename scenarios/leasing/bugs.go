@@ -6,6 +6,7 @@ import (
 	"time"
 
 	ls "github.com/simrun-dev/simrun/protocols/leasing"
+	"github.com/simrun-dev/simrun/scenarios"
 	"github.com/simrun-dev/simrun/sim"
 )
 
@@ -105,4 +106,14 @@ func BugNames(bugs []Bug, sep string) string {
 		names[i] = b.Name
 	}
 	return strings.Join(names, sep)
+}
+
+// The swarm takes the variants as -p bug=NAME (guided sweeps and tools/guidedeval find
+// them through scenarios.PlantedBugs).
+func init() {
+	var names []string
+	for _, b := range Bugs {
+		names = append(names, b.Name)
+	}
+	scenarios.SetBugs(names, "leasing/swarm")
 }

@@ -50,6 +50,7 @@ var swarmParams = append(slices.Clone(runtimeParams),
 	scenarios.Param{Name: "crashes", Default: "2", Help: "crash/restart pairs, limit (on half the seeds, each draws 0..limit and, one time in four, a device that crashes for good; none on the others)"},
 	scenarios.Param{Name: "crash-send", Default: "0.5", Help: "probability limit that a crash is a crash-send (the device crashes part-way through a call's sends)"},
 	scenarios.Param{Name: "dup", Default: "0", Help: "probability that the network duplicates a message while the devices move (outside the paper's FIFO links: a stale acknowledgement can arrive after a newer one)"},
+	scenarios.Param{Name: "bug", Default: "none", Help: "deliberately broken variant (bugs.go): none, " + BugNames(Bugs, ", ")},
 	scenarios.Param{Name: "neighbourhood", Default: "drawn", Help: "configured discovery neighbourhoods: all (every device beacons to every other) or drawn (on half the seeds each device leaves each other out with probability 1/3 and discovers it when it hears from it)"},
 )
 
@@ -72,7 +73,17 @@ func init() {
 		Name:   "leasing/swarm",
 		Help:   "devices moving in and out of range (random, from the seed), drifting clocks, music player and probe leases of every pattern",
 		Params: swarmParams, Suite: true,
-		Build: func(b *scenarios.Build) (*scenarios.Setup, error) { return SwarmSetup(b, ls.Policy{}) },
+		Build: func(b *scenarios.Build) (*scenarios.Setup, error) {
+			name := b.Params.String("bug")
+			if name == "none" {
+				return SwarmSetup(b, ls.Policy{})
+			}
+			bug, ok := BugNamed(name)
+			if !ok {
+				return nil, fmt.Errorf("parameter bug=%q: want none or one of %s", name, BugNames(Bugs, ", "))
+			}
+			return SwarmSetup(b, bug.Policy)
+		},
 	})
 	scenarios.Register(&scenarios.Scenario{
 		Name:       "leasing/detection",
