@@ -125,6 +125,11 @@ func TestRefSlotsAgainstMap(t *testing.T) {
 			Holder:  sim.NodeID(pick(0, 1, 2)),
 			HBoot:   uint32(pick(0, 1)),
 		}
+		if id.N == maxDense-1 && (id.Grantor != 1 || id.GBoot != 1) {
+			// the top of a dense table on one incarnation only: a table grows to the
+			// highest number it holds (44 MiB here), and 56 of them took 4.7 GiB
+			id.N = 3
+		}
 		s, ok := t1.get(id)
 		w, wok := want[id]
 		if ok != wok || s != w {
