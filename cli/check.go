@@ -86,6 +86,13 @@ type checkJSON struct {
 	Properties    []propJSON `json:"properties"`
 	// Coverage is the check's rule and property coverage (--coverage).
 	Coverage *scenarios.Coverage `json:"coverage,omitempty"`
+	// Bitstate describes a bitstate search's array and what it may have missed.
+	Bitstate *model.BitstateStats `json:"bitstate,omitempty"`
+	// Swarm is "i/n" for member i of an n-member swarm verification (--strategy
+	// swarm --shard i/n); Seed is the search's seed (its hash functions and
+	// successor order), for a bitstate search that has one.
+	Swarm string `json:"swarm,omitempty"`
+	Seed  uint64 `json:"seed,omitempty"`
 }
 
 type propJSON struct {
@@ -99,7 +106,7 @@ type propJSON struct {
 func cmdCheck(e *env, args []string) error {
 	c := commands["check"]
 	fs := newFlags(e, c)
-	strategy := fs.String("strategy", "bfs", "search strategy: bfs, dfs or random")
+	strategy := fs.String("strategy", "bfs", "search strategy: bfs, dfs, random or swarm (bitstate searches, each with its own seed)")
 	workers := fs.Int("workers", 1, "BFS workers (`N` goroutines)")
 	maxStates := fs.Int64("max-states", 0, "stop after `N` distinct states (default: no bound)")
 	maxDepth := fs.Int("max-depth", 0, "explore at most `N` states deep (random: walk length, default 1000)")
@@ -115,6 +122,8 @@ func cmdCheck(e *env, args []string) error {
 	configName := fs.String("config", "", "check the portfolio configuration `NAME` only")
 	store := fs.String("store", "hashcompact", "seen-set: hashcompact (64-bit fingerprints) or bitstate:SIZE (a bit array, e.g. bitstate:512MiB; depth-first; finds violations, proves nothing)")
 	maxMem := fs.String("max-memory", "auto", "end the search (exit 4) when the process's resident memory passes `SIZE` (e.g. 512MiB, 8GiB; 0: no bound; auto: three quarters of the machine's memory)")
+	shardS := fs.String("shard", "", "swarm: run member `i/n` only (or auto: from a batch engine's environment, as sweep --shard auto); merge the members with 'simrun merge'")
+	members := fs.Int("members", 8, "swarm: run `N` members one after another (without --shard)")
 	var ps multiFlag
 	fs.Var(&ps, "p", "model parameter `name=value` (repeatable)")
 	pos, err := parse(fs, args)
@@ -131,6 +140,23 @@ func cmdCheck(e *env, args []string) error {
 	}
 	if err := exactlyArgs(c, pos, 1); err != nil {
 		return err
+	}
+	swarm := *strategy == "swarm"
+	if swarm {
+		*strategy = "dfs" // each member is a bitstate depth-first search
+		if !set["store"] {
+			*store = "bitstate:" + defaultSwarmBits
+		}
+		switch {
+		case set["seed"]:
+			return usageErr("check: --strategy swarm: each member's seed is its index (--shard i/n); --seed does not apply")
+		case set["members"] && set["shard"]:
+			return usageErr("check: --strategy swarm: --members runs every member here, --shard one of them: use one")
+		case *members < 1 || *members > maxSwarmMembers:
+			return usageErr("check: --members must be between 1 and %d (got %d)", maxSwarmMembers, *members)
+		}
+	} else if set["shard"] || set["members"] {
+		return usageErr("check: --shard and --members apply to --strategy swarm")
 	}
 	st, err := model.ParseStrategy(*strategy)
 	if err != nil {
@@ -151,6 +177,9 @@ func cmdCheck(e *env, args []string) error {
 		return usageErr("check: --workers applies to bfs only (%s runs on one worker)", st)
 	}
 	var bitstate int64
+	if swarm && !strings.HasPrefix(*store, "bitstate:") {
+		return usageErr("check: --strategy swarm: --store %q: a swarm's members are bitstate searches (--store bitstate:SIZE)", *store)
+	}
 	switch {
 	case *store == "hashcompact":
 	case strings.HasPrefix(*store, "bitstate:"):
@@ -213,6 +242,9 @@ func cmdCheck(e *env, args []string) error {
 		return err
 	}
 	defer searchGC(memLimit)()
+	if swarm {
+		return checkSwarm(e, m, params, *configName, base, cf, tk, *shardS, *members)
+	}
 	if *configName != "" {
 		if len(params) > 0 {
 			return usageErr("check: --config picks a configuration of the portfolio; -p picks parameters: use one of them")
@@ -378,6 +410,12 @@ func checkCommand(m *model.Model, p *model.Params, o model.Options, cf checkFlag
 	}
 	if o.Strategy != model.BFS {
 		cmd += " --strategy " + o.Strategy.String()
+	}
+	if o.Bitstate > 0 {
+		cmd += " --store bitstate:" + formatBytes(o.Bitstate)
+		if o.Seed != 0 {
+			cmd += fmt.Sprintf(" --seed %d", o.Seed)
+		}
 	}
 	if o.Strategy == model.Random {
 		cmd += fmt.Sprintf(" --seed %d", o.Seed)
@@ -661,6 +699,7 @@ func checkJSONOf(m *model.Model, p *model.Params, res *model.Result, trace, conf
 	if res.Coverage != nil {
 		out.Coverage = coverage.ModelCoverage(m.Name, res)
 	}
+	out.Bitstate = res.Bitstate
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -12,7 +13,7 @@ func init() {
 	register(&command{
 		name:  "merge",
 		args:  "SHARD.json... [--json FILE]",
-		short: "combine the JSON results of 'simrun sweep --shard i/n' into the summary of the unsharded sweep",
+		short: "combine the JSON results of 'simrun sweep --shard i/n' into the summary of the unsharded sweep, or those of 'simrun check --strategy swarm --shard i/n' into the swarm's",
 		run:   cmdMerge,
 	})
 }
@@ -27,6 +28,9 @@ func cmdMerge(e *env, args []string) error {
 	}
 	if len(pos) == 0 {
 		return usageErr("merge: missing shard files (usage: simrun merge %s)", c.args)
+	}
+	if isCheckResult(pos[0]) {
+		return mergeSwarmFiles(e, pos, *jsonPath)
 	}
 	parts := make([]*scenarios.SweepResult, len(pos))
 	for i, path := range pos {
@@ -78,4 +82,18 @@ func readSweepResult(path string) (*scenarios.SweepResult, error) {
 		return nil, usageErr("merge: %s: %s", path, oneLine(err.Error()))
 	}
 	return r, nil
+}
+
+// isCheckResult says whether path holds a check's --json result (a swarm member's)
+// rather than a sweep shard's; an unreadable file is left to the sweep path's errors.
+func isCheckResult(path string) bool {
+	b, err := inputfile.Read(path, maxShardBytes)
+	if err != nil {
+		return false
+	}
+	var head struct {
+		Model    string `json:"model"`
+		Scenario string `json:"scenario"`
+	}
+	return json.Unmarshal(b, &head) == nil && head.Model != "" && head.Scenario == ""
 }

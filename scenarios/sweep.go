@@ -694,10 +694,21 @@ func sameProperties(parts []*SweepResult, name func(int) string) error {
 
 // mergeCoverage sums the rule coverage of every shard (all or none must carry it).
 func mergeCoverage(parts []*SweepResult, name func(int) string) (*Coverage, error) {
-	if parts[0].Coverage == nil {
-		for i, p := range parts {
-			if p.Coverage != nil {
-				return nil, inputErr("merge: %s has coverage and %s has not (run every shard with --coverage, or none)", name(i), name(0))
+	covs := make([]*Coverage, len(parts))
+	for i, p := range parts {
+		covs[i] = p.Coverage
+	}
+	return MergeRuleCoverage(covs, name)
+}
+
+// MergeRuleCoverage sums the rule coverage of parts (shards of a sweep, members of a
+// swarm check; all or none must carry it; name names part i in errors). Property
+// coverage is not merged.
+func MergeRuleCoverage(parts []*Coverage, name func(int) string) (*Coverage, error) {
+	if parts[0] == nil {
+		for i, c := range parts {
+			if c != nil {
+				return nil, inputErr("merge: %s has coverage and %s has not (run every part with --coverage, or none)", name(i), name(0))
 			}
 		}
 		return nil, nil
@@ -709,11 +720,10 @@ func mergeCoverage(parts []*SweepResult, name func(int) string) (*Coverage, erro
 	var t ruleTally
 	n := sim.NumRules()
 	t.runs, t.fired = make([]int64, n), make([]int64, n)
-	first := parts[0].Coverage
-	for i, p := range parts {
-		c := p.Coverage
+	first := parts[0]
+	for i, c := range parts {
 		if c == nil {
-			return nil, inputErr("merge: %s has coverage and %s has not (run every shard with --coverage, or none)", name(0), name(i))
+			return nil, inputErr("merge: %s has coverage and %s has not (run every part with --coverage, or none)", name(0), name(i))
 		}
 		if c.Protocol != first.Protocol || c.Unit != first.Unit || c.Total < 0 {
 			return nil, inputErr("merge: %s: coverage of %q in %s, but %s has %q in %s", name(i), c.Protocol, c.Unit, name(0), first.Protocol, first.Unit)
@@ -733,6 +743,7 @@ func mergeCoverage(parts []*SweepResult, name func(int) string) (*Coverage, erro
 	}
 	return &Coverage{Protocol: first.Protocol, Unit: first.Unit, Total: t.total, Rules: t.rules(first.Protocol)}, nil
 }
+
 func mapsEqual(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false

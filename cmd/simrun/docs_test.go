@@ -310,6 +310,8 @@ func runDocCommand(b bounds, bin, root, dir string, c docCommand) (string, time.
 		return checkMutate(bin, root, cmd), 0
 	case strings.HasPrefix(cmd, "go run ./tools/bugpass "):
 		return checkBugpass(root, cmd), 0
+	case strings.HasPrefix(cmd, "go run ./tools/guidedeval "):
+		return checkGuidedeval(root, dir, cmd), 0
 	case strings.HasPrefix(cmd, "simrun explore "):
 		return runExplore(bin, dir, cmd), 0
 	case !strings.Contains(cmd, "simrun") && !strings.Contains(cmd, "quorum "):
@@ -456,6 +458,30 @@ func checkBugpass(root, cmd string) string {
 	out, err := run.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte(" patches apply")) {
 		return fmt.Sprintf("-dry: %v: %s", err, lastLineOf(string(out)))
+	}
+	return ""
+}
+
+// checkGuidedeval runs the guided-sweep measurement scaled down: one protocol, 10
+// runs per sweep, 20 candidate runs per shrink, its page written under dir.
+func checkGuidedeval(root, dir, cmd string) string {
+	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./tools/guidedeval "))
+	if i := slices.Index(args, "#"); i >= 0 {
+		args = args[:i]
+	}
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "-out":
+			args[i+1] = filepath.Join(dir, args[i+1])
+		case "-budget":
+			args[i+1] = "10"
+		}
+	}
+	run := exec.Command("go", append([]string{"run", "./tools/guidedeval"}, append(args, "-only", "saga", "-shrink-runs", "20")...)...)
+	run.Dir = root
+	out, err := run.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("median ratio")) {
+		return fmt.Sprintf("guidedeval: %v: %s", err, lastLineOf(string(out)))
 	}
 	return ""
 }

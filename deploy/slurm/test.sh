@@ -4,9 +4,10 @@
 # munge packages), and compares what they produce with a single process:
 #   1. sweep.sbatch as an array of 4 tasks over 400 seeds of exactlyonce/swarm; the
 #      shards' merge must be byte-identical to one unsharded sweep's JSON;
-#   2. swarm-check.sbatch as an array of 4 bitstate searches (4 seeds): on a correct
-#      model every task is sampled (exit 4, no violation); with a planted bug every
-#      task finds the violation and writes a trace that replays.
+#   2. swarm-check.sbatch as an array of 4 swarm members (bitstate searches, seeds 1-4):
+#      on a correct model every task is sampled (exit 4, no violation); with a planted
+#      bug every task finds the violation and writes a trace that replays; the members'
+#      merge equals the same swarm run in one process (check --strategy swarm).
 # Needs root (it starts daemons and writes /etc/munge/munge.key if there is none).
 # Without root it says so and exits 0, unless CI=true, when it fails; it fails, too,
 # when the cluster does not start. .ci/run installs the packages and runs it.
@@ -114,6 +115,17 @@ sbatch --wait --quiet --array=1-4 --cpus-per-task=1 --mem=512M --output="$work/c
 for i in 1 2 3 4; do
   grep -q '"outcome": "sampled"' "$work/clean/check-$i.json" || { echo "deploy/slurm/test.sh: clean task $i:"; cat "$work/clean/check-$i.json" "$work/check-$i.out"; exit 1; }
 done
+# the members' merge is the swarm run in one process (CPU times aside)
+strip() { grep -v '"cpu_seconds"'; }
+code=0; simrun merge --json - "$work"/clean/check-{1,2,3,4}.json > "$work/clean-merged.json" || code=$?
+[ "$code" -eq 4 ] || { echo "deploy/slurm/test.sh: merge of the clean members exited $code"; exit 1; }
+code=0; simrun check twophase -p rm=6 --strategy swarm --members 4 --store bitstate:1MiB --progress never --json > "$work/clean-single.json" || code=$?
+[ "$code" -eq 4 ] || { echo "deploy/slurm/test.sh: the clean swarm in one process exited $code"; exit 1; }
+if ! diff <(strip < "$work/clean-merged.json") <(strip < "$work/clean-single.json") >/dev/null; then
+  echo "deploy/slurm/test.sh: the members' merge differs from the swarm in one process:"
+  diff <(strip < "$work/clean-merged.json") <(strip < "$work/clean-single.json") | head -20
+  exit 1
+fi
 sbatch --wait --quiet --array=1-4 --cpus-per-task=1 --mem=512M --output="$work/bug-%a.out" \
   --export=ALL,SIMRUN_MODEL=exactlyonce,SIMRUN_PARAMS="-p bug=put-on-prepare",SIMRUN_BITSTATE=16MiB,SIMRUN_RESULTS="$work/bug" \
   "$repo/deploy/slurm/swarm-check.sbatch"
@@ -121,4 +133,6 @@ for i in 1 2 3 4; do
   grep -q '"violation": "' "$work/bug/check-$i.json" || { echo "deploy/slurm/test.sh: task $i missed the planted bug:"; cat "$work/bug/check-$i.json" "$work/bug-$i.out"; exit 1; }
   simrun replay "$work/bug/check-$i.jsonl" >/dev/null
 done
-echo "slurm: swarm-check.sbatch, 4 bitstate searches: a correct model sampled clean by each, a planted bug found by each (traces replay)"
+code=0; simrun merge "$work"/bug/check-{1,2,3,4}.json > "$work/bug-merged.txt" || code=$?
+[ "$code" -eq 1 ] && grep -q "4 of 4 members" "$work/bug-merged.txt" || { echo "deploy/slurm/test.sh: merge of the bug's members exited $code:"; cat "$work/bug-merged.txt"; exit 1; }
+echo "slurm: swarm-check.sbatch, 4 swarm members: a correct model sampled clean by each, a planted bug found by each (traces replay); their merge equals the swarm in one process"

@@ -1,0 +1,409 @@
+package cli
+
+// Swarm verification (issue 35; Holzmann, Joshi and Groce, "Swarm Verification
+// Techniques", IEEE TSE 2011): many bitstate searches of one model configuration,
+// each with its own seed — its own hash functions and successor order — so that each
+// misses other states and together they reach more than one search of the same
+// memory. `check M --strategy swarm` runs --members of them one after another;
+// `--shard i/n` (or auto, from a batch engine's environment) runs member i only, as
+// one task of a job array, and `simrun merge` combines the members' --json results:
+// the union of their violations (each with its replayable trace), of the witnesses and
+// of the rule coverage.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/simrun-dev/simrun/internal/inputfile"
+	"github.com/simrun-dev/simrun/model"
+	"github.com/simrun-dev/simrun/scenarios"
+)
+
+// defaultSwarmBits is each member's bit array when --store is not given.
+const defaultSwarmBits = "64MiB"
+
+// maxSwarmMembers bounds --members and the n of --shard i/n.
+const maxSwarmMembers = 100_000
+
+// checkSwarm runs a swarm verification of one configuration of m: the one -p or
+// --config picks, or the model's defaults.
+func checkSwarm(e *env, m *model.Model, params map[string]string, configName string, base model.Options, cf checkFlags, tk *ticker, shardS string, members int) error {
+	if configName != "" {
+		if len(params) > 0 {
+			return usageErr("check: --config picks a configuration of the portfolio; -p picks parameters: use one of them")
+		}
+		i := slices.IndexFunc(m.Portfolio, func(c model.Config) bool { return c.Name == configName })
+		if i < 0 {
+			return usageErr("check: %s has no configuration %q", m.Name, configName)
+		}
+		params = m.Portfolio[i].Params
+	}
+	sys, p, err := m.Instantiate(params)
+	if err != nil {
+		return usageErr("check: %s", oneLine(err.Error()))
+	}
+	if shardS != "" {
+		if shardS == "auto" {
+			if shardS, err = autoShard(os.Getenv); err != nil {
+				return usageErr("check: %s", strings.TrimPrefix(err.Error(), "sweep: "))
+			}
+		}
+		if why := shardProblem(shardS); why != "" {
+			return usageErr("check: --shard %q: %s", shardS, why)
+		}
+		i, n, _ := parseShard(shardS)
+		if n > maxSwarmMembers {
+			return usageErr("check: --shard %q: at most %d members", shardS, maxSwarmMembers)
+		}
+		o := base
+		o.Seed = uint64(i)
+		res, trace, err := checkOne(e, m, sys, p, o, cf, tk, fmt.Sprintf("%s member %d/%d", m.Name, i, n))
+		if err != nil {
+			return err
+		}
+		if cf.asJSON {
+			out, err := checkJSONOf(m, p, res, trace, "")
+			if err != nil {
+				return err
+			}
+			out.Swarm, out.Seed = fmt.Sprintf("%d/%d", i, n), o.Seed
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(e.stdout, "swarm     member %d of %d (seed %d)\n", i, n, o.Seed)
+			if err := writeCheckText(e.stdout, m, p, res, trace); err != nil {
+				return err
+			}
+		}
+		return checkExit(fmt.Sprintf("%s member %d/%d", m.Name, i, n), res, trace)
+	}
+	if cf.tracePath != "" || cf.reportDir != "" {
+		return usageErr("check: --strategy swarm writes each member's counterexample to its own file: --trace and --report apply to one member (--shard i/n)")
+	}
+	parts := make([]checkJSON, 0, members)
+	for i := 1; i <= members; i++ {
+		o := base
+		o.Seed = uint64(i)
+		res, trace, err := checkOne(e, m, sys, p, o, cf, tk, fmt.Sprintf("%s member %d/%d", m.Name, i, members))
+		if err != nil {
+			return err
+		}
+		out, err := checkJSONOf(m, p, res, trace, "")
+		if err != nil {
+			return err
+		}
+		out.Swarm, out.Seed = fmt.Sprintf("%d/%d", i, members), o.Seed
+		out.Properties = dropSteps(out.Properties)
+		parts = append(parts, out)
+	}
+	names := make([]string, len(parts))
+	for i := range parts {
+		names[i] = "member " + parts[i].Swarm
+	}
+	sw, err := mergeSwarm(parts, names)
+	if err != nil {
+		return err
+	}
+	return writeSwarm(e, sw, cf.asJSON)
+}
+
+// dropSteps leaves out the witnesses' steps (a swarm reports which member witnessed).
+func dropSteps(ps []propJSON) []propJSON {
+	out := slices.Clone(ps)
+	for i := range out {
+		out[i].Steps = nil
+	}
+	return out
+}
+
+// swarmJSON is a swarm's result: its members merged.
+type swarmJSON struct {
+	Model   string            `json:"model"`
+	Params  map[string]string `json:"params"`
+	Swarm   string            `json:"swarm"` // "k of n members"
+	Members int               `json:"members"`
+	Of      int               `json:"of"`
+	Missing []int             `json:"missing,omitempty"`
+	Outcome string            `json:"outcome"` // violated or sampled
+	// DistinctMin/Max are the members' distinct states; DistinctSum bounds the
+	// union from above (members overlap).
+	DistinctMin int64 `json:"distinct_min"`
+	DistinctMax int64 `json:"distinct_max"`
+	DistinctSum int64 `json:"distinct_sum"`
+	// BitsBytes is each member's bit array; MissedMax the largest member's estimate of
+	// new states taken for seen ones.
+	BitsBytes  int64               `json:"bitstate_bytes"`
+	MissedMax  float64             `json:"missed_estimate_max"`
+	CPUSeconds float64             `json:"cpu_seconds"`
+	Violations []swarmViolation    `json:"violations"`
+	Properties []swarmProperty     `json:"properties"`
+	Coverage   *scenarios.Coverage `json:"coverage,omitempty"`
+}
+
+type swarmViolation struct {
+	Member   string `json:"member"`
+	Property string `json:"property"`
+	Kind     string `json:"kind"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+type swarmProperty struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"` // failed, witnessed or unknown (bitstate proves nothing)
+	// By names the members that violated or witnessed it.
+	By []string `json:"by,omitempty"`
+}
+
+// mergeSwarm combines a swarm's members (names[i] names parts[i] in errors): they must
+// be members of one swarm — the same model, parameters and member count, each once.
+func mergeSwarm(parts []checkJSON, names []string) (*swarmJSON, error) {
+	first := parts[0]
+	_, n, err := memberOf(first.Swarm)
+	if err != nil {
+		return nil, usageErr("merge: %s: %v", names[0], err)
+	}
+	sw := &swarmJSON{Model: first.Model, Params: first.Params, Of: n, Outcome: "sampled"}
+	if first.Bitstate != nil {
+		sw.BitsBytes = first.Bitstate.Bytes
+	}
+	seen := map[int]string{}
+	props := map[string]*swarmProperty{}
+	var order []string
+	covs := make([]*scenarios.Coverage, len(parts))
+	for k, c := range parts {
+		i, ni, err := memberOf(c.Swarm)
+		switch {
+		case err != nil:
+			return nil, usageErr("merge: %s: %v", names[k], err)
+		case c.Model != first.Model || !mapsEqualStr(c.Params, first.Params):
+			return nil, usageErr("merge: %s checks %s %v, but %s checks %s %v: members of one swarm check one configuration", names[k], c.Model, c.Params, names[0], first.Model, first.Params)
+		case ni != n:
+			return nil, usageErr("merge: %s is a member of a swarm of %d, %s of %d", names[k], ni, names[0], n)
+		case seen[i] != "":
+			return nil, usageErr("merge: member %d/%d twice: %s and %s", i, n, seen[i], names[k])
+		case c.Bitstate == nil:
+			return nil, usageErr("merge: %s is not a bitstate search", names[k])
+		}
+		seen[i] = names[k]
+		sw.Members++
+		if sw.DistinctMin == 0 || c.Distinct < sw.DistinctMin {
+			sw.DistinctMin = c.Distinct
+		}
+		sw.DistinctMax = max(sw.DistinctMax, c.Distinct)
+		sw.DistinctSum += c.Distinct
+		sw.MissedMax = max(sw.MissedMax, c.Bitstate.Missed)
+		sw.CPUSeconds += c.CPUSeconds
+		if c.Violation != nil {
+			v := swarmViolation{Member: c.Swarm, Property: *c.Violation, Kind: c.Kind}
+			if c.Trace != nil {
+				v.Trace = *c.Trace
+			}
+			sw.Violations = append(sw.Violations, v)
+			sw.Outcome = "violated"
+		}
+		for _, pr := range c.Properties {
+			sp, ok := props[pr.Name]
+			if !ok {
+				sp = &swarmProperty{Name: pr.Name, Kind: pr.Kind, Status: "unknown"}
+				props[pr.Name] = sp
+				order = append(order, pr.Name)
+			}
+			switch {
+			case pr.Status == "failed":
+				if sp.Status != "failed" {
+					sp.Status, sp.By = "failed", nil
+				}
+				sp.By = append(sp.By, c.Swarm)
+			case pr.Status == "witnessed" && sp.Status != "failed":
+				sp.Status = "witnessed"
+				sp.By = append(sp.By, c.Swarm)
+			}
+		}
+		covs[k] = c.Coverage
+	}
+	for i := 1; i <= n; i++ {
+		if seen[i] == "" {
+			sw.Missing = append(sw.Missing, i)
+		}
+	}
+	sw.Swarm = fmt.Sprintf("%d of %d members", sw.Members, n)
+	for _, name := range order {
+		sw.Properties = append(sw.Properties, *props[name])
+	}
+	if sw.Coverage, err = scenarios.MergeRuleCoverage(covs, func(i int) string { return names[i] }); err != nil {
+		return nil, usageErr("%s", oneLine(err.Error()))
+	}
+	return sw, nil
+}
+
+// memberOf reads a member's "i/n".
+func memberOf(s string) (i, n int, err error) {
+	if s == "" {
+		return 0, 0, fmt.Errorf("not a swarm member's result (check --strategy swarm --shard i/n --json)")
+	}
+	if why := shardProblem(s); why != "" {
+		return 0, 0, fmt.Errorf("swarm member %q: %s", s, why)
+	}
+	i, n, _ = parseShard(s)
+	if n > maxSwarmMembers {
+		return 0, 0, fmt.Errorf("swarm member %q: at most %d members", s, maxSwarmMembers)
+	}
+	return i, n, nil
+}
+
+func mapsEqualStr(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// writeSwarm prints a swarm's merged result and returns its exit: 1 when a member
+// found a violation, 4 otherwise (a bitstate search proves nothing).
+func writeSwarm(e *env, sw *swarmJSON, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sw); err != nil {
+			return err
+		}
+	} else if err := writeSwarmText(e.stdout, sw); err != nil {
+		return err
+	}
+	if len(sw.Violations) > 0 {
+		v := sw.Violations[0]
+		return violated("%s: swarm: %d of the %d members found a violation; member %s: %s %s (replay: simrun replay %s)",
+			sw.Model, len(sw.Violations), sw.Members, v.Member, v.Kind, v.Property, scenarios.ShellQuote(v.Trace))
+	}
+	return inconclusive("%s: swarm: sampled by %s, no violation (bitstate searches prove nothing)", sw.Model, sw.Swarm)
+}
+
+func writeSwarmText(w io.Writer, sw *swarmJSON) error {
+	ew := &swarmWriter{w: w}
+	keys := make([]string, 0, len(sw.Params))
+	for k := range sw.Params {
+		keys = append(keys, k+"="+sw.Params[k])
+	}
+	slices.Sort(keys)
+	fmt.Fprintf(ew, "model     %s  %s\n", sw.Model, strings.Join(keys, " "))
+	fmt.Fprintf(ew, "swarm     %s, each a bitstate search of %s with its own seed", sw.Swarm, formatBytes(sw.BitsBytes))
+	if len(sw.Missing) > 0 {
+		fmt.Fprintf(ew, " (missing: %s)", joinInts(sw.Missing))
+	}
+	fmt.Fprintf(ew, "\noutcome   %s\n", sw.Outcome)
+	fmt.Fprintf(ew, "states    %d–%d distinct per member, at most %d together (members overlap); each member took at most %.3g new states for seen ones\n",
+		sw.DistinctMin, sw.DistinctMax, sw.DistinctSum, sw.MissedMax)
+	fmt.Fprintf(ew, "CPU       %.2fs in all\n", sw.CPUSeconds)
+	if len(sw.Violations) > 0 {
+		fmt.Fprintf(ew, "violations\n")
+		for _, v := range sw.Violations {
+			fmt.Fprintf(ew, "  member %-7s %s %s", v.Member, v.Kind, v.Property)
+			if v.Trace != "" {
+				fmt.Fprintf(ew, " (trace %s; replay: simrun replay %s)", v.Trace, scenarios.ShellQuote(v.Trace))
+			}
+			fmt.Fprintln(ew)
+		}
+	}
+	fmt.Fprintf(ew, "properties\n")
+	for _, pr := range sw.Properties {
+		fmt.Fprintf(ew, "  %-10s %s: %s", pr.Kind, pr.Name, pr.Status)
+		switch {
+		case len(pr.By) == 1:
+			fmt.Fprintf(ew, " (member %s)", pr.By[0])
+		case len(pr.By) > 1:
+			fmt.Fprintf(ew, " (members %s)", strings.Join(pr.By, ", "))
+		}
+		fmt.Fprintln(ew)
+	}
+	if sw.Coverage != nil {
+		if err := sw.Coverage.WriteText(ew); err != nil {
+			return err
+		}
+	}
+	return ew.err
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// formatBytes writes a size as parseMemory reads it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"GiB", 30}, {"MiB", 20}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%gKiB", float64(n)/1024)
+}
+
+// readCheckMember reads a swarm member's --json result for merge.
+func readCheckMember(path string, data []byte) (checkJSON, error) {
+	var c checkJSON
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, usageErr("merge: %s: not a check result: %s", path, oneLine(err.Error()))
+	}
+	return c, nil
+}
+
+// mergeSwarmFiles is merge over swarm members' results.
+func mergeSwarmFiles(e *env, paths []string, jsonPath string) error {
+	parts := make([]checkJSON, len(paths))
+	for i, p := range paths {
+		data, err := inputfile.Read(p, maxShardBytes)
+		if err != nil {
+			return usageErr("merge: %v", err)
+		}
+		if parts[i], err = readCheckMember(p, data); err != nil {
+			return err
+		}
+		parts[i].Properties = dropSteps(parts[i].Properties)
+	}
+	sw, err := mergeSwarm(parts, paths)
+	if err != nil {
+		return err
+	}
+	if jsonPath != "" && jsonPath != "-" {
+		data, _ := json.MarshalIndent(sw, "", "  ")
+		if err := os.WriteFile(jsonPath, append(data, '\n'), 0o644); err != nil {
+			return usageErr("merge: --json: %v", err)
+		}
+	}
+	return writeSwarm(e, sw, jsonPath == "-")
+}
+
+// swarmWriter keeps the first write error.
+type swarmWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *swarmWriter) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return len(b), nil
+	}
+	_, s.err = s.w.Write(b)
+	return len(b), nil
+}
