@@ -127,9 +127,13 @@ func (a *Agent) restart(c *ctx) {
 		switch {
 		case t.Status == Registering:
 			a.Entering = insertID(a.Entering, t.ID)
+			if slices.ContainsFunc(r.Predecessors, func(ps []Adm) bool { return len(ps) > 0 }) {
+				c.out.Cover(ruleRestartWaiting)
+			}
 		case t.Ticket != 0:
 			a.Competing = insertID(a.Competing, t.ID)
 			a.Distributed = insertTicket(a.Distributed, t.Ticket)
+			c.out.Cover(ruleRestartCompeting)
 		}
 	}
 	for _, t := range a.Tasks {

@@ -47,6 +47,10 @@ var (
 	rulePoll         = rules.Rule("K2 poll", "the retry timer rang: T polls a quiet pool it still needs news from")
 	ruleAgentRestart = rules.Rule("F2 agent-restart", "a durable agent restarts: its tasks resume from stable storage, resend and poll")
 	ruleNotFresh     = rules.Rule("F2 not-fresh", "a restarted task has not heard from every pool again: it does not play yet")
+	// The restart's branches by what a task was doing (F2): what stable storage must
+	// carry over differs, and the sweeps must reach each (the swarm's contention crashes).
+	ruleRestartWaiting   = rules.Rule("F2 restart-waiting", "a task restarts in REGISTERING with absolute predecessors recorded: it waits for them as before the crash")
+	ruleRestartCompeting = rules.Rule("F2 restart-competing", "a task restarts holding a ticket (competition phase): it keeps the ticket, its forms and its blocking requests")
 
 	// WK-2, the resource manager's actions (manager.go).
 	ruleMgrRegister = rules.Rule("WK-2 register", "a registration form joins Applications")

@@ -19,7 +19,9 @@ import (
 //
 // The rules (the property names of props.go; the model's "agent rules" checks all;
 // decisions.go has the task's decisions: WK-1/enter, WK-3/progress, WK-4/alarm,
-// WK-4/advance; hostmon.go the managers' WK-2/manager):
+// WK-4/advance; hostmon.go the managers' WK-2/manager; restartmon.go the two that
+// need memory across calls, in the simulator only: WK-1/precedence and
+// F2/agent-restart):
 //
 //	WK-agent-state     §3 "Local states of agents": DistributedTickets_A is the set of
 //	                   the tickets A's tasks hold (giving N adds it and sets TicketsAt_T
@@ -67,7 +69,7 @@ const (
 )
 
 // monitorRules lists the rules in the order props.go checks them.
-var monitorRules = []string{ruleAgentState, ruleTicket, rulePreds, ruleEnter, ruleRegress, ruleProgress, ruleAlarm, ruleAdvance, ruleManager}
+var monitorRules = []string{ruleAgentState, ruleAgentRestart, ruleTicket, rulePreds, rulePrecedence, ruleEnter, ruleRegress, ruleProgress, ruleAlarm, ruleAdvance, ruleManager}
 
 // RuleBroken is what the monitor records (kind wk.rule) when an agent's handler call
 // breaks one of its rules.
@@ -108,6 +110,8 @@ type ruleTally struct {
 	// hosts: each manager's pools after its last call (the simulator only), for the
 	// restart check.
 	hosts map[int][]byte
+	// memory: what the agent monitor keeps across calls (restartmon.go).
+	memory *memory
 	// reported: rules already broken in the run. A property shows the first violation
 	// and counts the rest, so later ones are recorded without their (costly) detail:
 	// a broken variant that breaks a rule on every call stays cheap to run.
@@ -139,6 +143,12 @@ func (t *ruleTally) note(rule string) string {
 		return fmt.Sprintf("%d tickets given checked (%d above an E1 floor)", t.grants, t.floored)
 	case rulePreds:
 		return fmt.Sprintf("%d first news and %d later news checked", t.firsts, t.updates)
+	case rulePrecedence:
+		m := t.mem()
+		return fmt.Sprintf("%d tickets given checked against the recorded absolute predecessors, %d of them with one still competing", m.grants, m.contested)
+	case ruleAgentRestart:
+		m := t.mem()
+		return fmt.Sprintf("%d agent restarts compared, %d tasks restored", m.restarts, m.restored)
 	case ruleRegress:
 		return fmt.Sprintf("%d decisions checked, %d exempt (stale state, or restarted task not yet fresh)", t.decisions, t.exempts)
 	case ruleEnter:
@@ -185,12 +195,19 @@ func (m *agentMonitor) Handle(in sim.Input, out *sim.Outbox) {
 	before := snapTasks(m.Agent())
 	m.inner.Handle(in, out)
 	t := m.tally
+	var mem *memory // the simulator only: checks across calls (restartmon.go)
 	if t == nil {
 		t = &ruleTally{}
+	} else {
+		mem = t.mem()
 	}
-	for _, b := range checkCall(m.sys, m.Agent(), in, before, out.Sends(), t) {
+	a := m.Agent()
+	for _, b := range checkCall(m.sys, a, in, before, out.Sends(), t, mem) {
 		out.Observe(kindRule, b)
 		t.report(b.Rule)
+	}
+	if mem != nil && a != nil {
+		mem.remember(a)
 	}
 }
 
@@ -301,7 +318,10 @@ func bit(k int) uint64 { return 1 << uint(k) }
 
 // checkCall checks one handler call of agent a: before is the tasks' state before it,
 // a the agent after it, sends what it sent. It counts what it checked in t.
-func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before []taskSnap, sends []sim.Envelope, t *ruleTally) []RuleBroken {
+//
+// mem, nil in the model checker, is the simulator's memory across calls, for
+// WK-1/precedence and F2/agent-restart (restartmon.go).
+func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before []taskSnap, sends []sim.Envelope, t *ruleTally, mem *memory) []RuleBroken {
 	if a == nil {
 		return nil
 	}
@@ -344,6 +364,14 @@ func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before [
 	}
 	if !slices.Equal(competing, a.Competing) {
 		broken(ruleAgentState, 0, "Competing %v, but its tasks holding a ticket are %v", a.Competing, competing)
+	}
+	if mem != nil {
+		// F2/agent-restart: the agent rebuilt from stable storage against the agent
+		// the crash stopped.
+		if prev := mem.agents[a.Index]; prev != nil && isRestart(in) && sys.Durable {
+			mem.checkRestart(sys, a, prev, broken)
+		}
+		mem.noteTickets(a)
 	}
 
 	for _, x := range a.Tasks {
@@ -397,6 +425,9 @@ func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before [
 				}
 			case x.Heard&bit(k) != 0 && isState && m.Pool == p:
 				t.firsts++
+				if mem != nil {
+					mem.recordFirstNews(x.ID, p, m.Snap.Admissions)
+				}
 				var want []winkowski.TaskID
 				for _, q := range m.Snap.Admissions {
 					if q.Task != x.ID {
@@ -407,6 +438,10 @@ func checkCall(sys *winkowski.System, a *winkowski.Agent, in sim.Input, before [
 					broken(rulePreds, x.ID, "absolute predecessors at %s are %v after the first news, which shows the admissions of %v", sys.PoolName(p), got, want)
 				}
 			}
+		}
+		// WK-1/precedence (§2: a newcomer never outranks a task it found competing).
+		if mem != nil && b.ticket == 0 && x.Ticket != 0 {
+			mem.checkPrecedence(sys, x.ID, x.Ticket, broken)
 		}
 		// WK-1/enter (the end of the entering phase, E1).
 		out = append(out, checkEnter(sys, a.Index, x, b, in, t)...)

@@ -93,21 +93,21 @@ func TestMonitorAgentState(t *testing.T) {
 	sys := monitorSystem(t, winkowski.Complete)
 	in := sim.Input{Kind: sim.Timeout}
 	ok := agent(task(sys, 1, winkowski.Trying, 1), task(sys, 2, winkowski.Registering, 0), task(sys, 3, winkowski.Accessing, 0))
-	wantRule(t, "consistent", checkCall(sys, ok, in, snapTasks(ok), nil, &ruleTally{}), "")
+	wantRule(t, "consistent", checkCall(sys, ok, in, snapTasks(ok), nil, &ruleTally{}, nil), "")
 
 	forgot := agent(task(sys, 1, winkowski.Trying, 1))
 	forgot.Distributed = nil // a restart that lost the tickets (mutant e)
-	wantRule(t, "DistributedTickets forgotten", checkCall(sys, forgot, in, nil, nil, &ruleTally{}), ruleAgentState)
+	wantRule(t, "DistributedTickets forgotten", checkCall(sys, forgot, in, nil, nil, &ruleTally{}, nil), ruleAgentState)
 
 	dup := agent(task(sys, 1, winkowski.Trying, 1), task(sys, 2, winkowski.Trying, 1))
-	wantRule(t, "two tasks, one ticket", checkCall(sys, dup, in, nil, nil, &ruleTally{}), ruleAgentState)
+	wantRule(t, "two tasks, one ticket", checkCall(sys, dup, in, nil, nil, &ruleTally{}, nil), ruleAgentState)
 
 	foreign := agent(task(sys, 1, winkowski.Trying, 2)) // a2's residue
-	wantRule(t, "another agent's ticket", checkCall(sys, foreign, in, nil, nil, &ruleTally{}), ruleAgentState)
+	wantRule(t, "another agent's ticket", checkCall(sys, foreign, in, nil, nil, &ruleTally{}, nil), ruleAgentState)
 
 	notEntering := agent(task(sys, 2, winkowski.Registering, 0))
 	notEntering.Entering = nil
-	wantRule(t, "Entering", checkCall(sys, notEntering, in, nil, nil, &ruleTally{}), ruleAgentState)
+	wantRule(t, "Entering", checkCall(sys, notEntering, in, nil, nil, &ruleTally{}, nil), ruleAgentState)
 }
 
 // WK-T1/ticket: the lowest free ticket above the floor (E1 when entering by the alarm).
@@ -120,7 +120,7 @@ func TestMonitorTicket(t *testing.T) {
 	before := snapTasks(agent(task(sys, 1, winkowski.Trying, 1), reg))
 	grant := func(kind sim.InputKind, n winkowski.Ticket) []RuleBroken {
 		after := agent(task(sys, 1, winkowski.Trying, 1), task(sys, 2, winkowski.Trying, n))
-		return only(checkCall(sys, after, sim.Input{Kind: kind}, before, nil, &ruleTally{}), ruleTicket, ruleAgentState)
+		return only(checkCall(sys, after, sim.Input{Kind: kind}, before, nil, &ruleTally{}, nil), ruleTicket, ruleAgentState)
 	}
 	// By the alarm (a timeout): above 5, so 7.
 	wantRule(t, "alarm, ticket 7", grant(sim.Timeout, 7), "")
@@ -146,7 +146,7 @@ func TestMonitorPredecessors(t *testing.T) {
 	first := func(preds ...winkowski.Adm) []RuleBroken {
 		x := task(sys, 2, winkowski.Registering, 0)
 		x.About[0].Predecessors = preds
-		return only(checkCall(sys, agent(x), stateOf(0, 2, 3, snap), before, nil, &ruleTally{}), rulePreds)
+		return only(checkCall(sys, agent(x), stateOf(0, 2, 3, snap), before, nil, &ruleTally{}, nil), rulePreds)
 	}
 	wantRule(t, "first news, both", first(snap.Admissions...), "")
 	wantRule(t, "first news, one missing", first(snap.Admissions[0]), rulePreds)
@@ -157,7 +157,7 @@ func TestMonitorPredecessors(t *testing.T) {
 	later := func(s winkowski.Status, preds ...winkowski.Adm) []RuleBroken {
 		x := task(sys, 2, s, 0)
 		x.About[0].Predecessors = preds
-		return only(checkCall(sys, agent(x), stateOf(0, 2, 3, snap), before, nil, &ruleTally{}), rulePreds)
+		return only(checkCall(sys, agent(x), stateOf(0, 2, 3, snap), before, nil, &ruleTally{}, nil), rulePreds)
 	}
 	wantRule(t, "later news, same", later(winkowski.Registering, snap.Admissions[0]), "")
 	wantRule(t, "later news, left", later(winkowski.Registering), "")
@@ -181,7 +181,7 @@ func TestMonitorRegress(t *testing.T) {
 				x.Sent = []winkowski.Seq{4}
 				env = append(env, sim.Envelope{Msg: winkowski.Form{Type: f, Pool: 0, Task: 2, Seq: 4}})
 			}
-			return only(checkCall(sys, agent(x), stateOf(0, 2, 3, snap), before, env, &ruleTally{}), ruleRegress)
+			return only(checkCall(sys, agent(x), stateOf(0, 2, 3, snap), before, env, &ruleTally{}, nil), ruleRegress)
 		}
 		own, high, low := winkowski.Req{Task: 2, Ticket: 4}, winkowski.Req{Task: 9, Ticket: 2}, winkowski.Req{Task: 8, Ticket: 5}
 		name := v.String() + ": "

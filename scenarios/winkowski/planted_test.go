@@ -339,7 +339,7 @@ var plantedBugs = []plantedBug{
 	{"WK-4 order", "no-order", "a task that may order sends no order form",
 		dropAgentForms(winkowski.FormOrder, func(a *winkowski.Agent, _ sim.Input, before []taskSnap, f winkowski.Form) bool {
 			return newForm(a, before, f)
-		}), "swarm", "WK-3/progress"},
+		}), "swarm", "WK-3/progress|WK-3/regress"},
 	{"WK-4 order-wait", "no-order-wait", "a task wins as soon as its order forms are sent (the -p bug=no-order-wait variant)",
 		policy(func(p *winkowski.Policy) {
 			p.OrdersDistributed = func(*winkowski.System, *winkowski.Task) bool { return true }
@@ -422,6 +422,22 @@ var plantedBugs = []plantedBug{
 		}), "swarm", "WK-P"},
 	{"F2 agent-restart", "restart-forgets-tickets", "a restarted agent forgets the tickets its tasks hold",
 		plant{agent: sabotage(forgetTickets)}, "swarm", "WK-agent-state|WK-T1/ticket"},
+	{"F2 restart-waiting", "restart-forgets-predecessors", "a restarted agent forgets the absolute predecessors of its tasks in REGISTERING",
+		forgetOnRestart(func(x *winkowski.Task) {
+			if x.Status == winkowski.Registering {
+				for k := range x.About {
+					x.About[k].Predecessors = nil
+				}
+			}
+		}), "swarm", "F2/agent-restart|WK-1/precedence"},
+	{"F2 restart-competing", "restart-forgets-blocking", "a restarted agent forgets the blocking requests its competing tasks registered",
+		forgetOnRestart(func(x *winkowski.Task) {
+			if x.Ticket != 0 {
+				for k := range x.About {
+					x.About[k].Blocking = nil
+				}
+			}
+		}), "swarm", "F2/agent-restart"},
 	{"F2 not-fresh", "play-stale", "a restarted task plays before every pool answered again",
 		plant{agent: breakAgent(agentBreaker{post: func(a *winkowski.Agent, in sim.Input, _ []taskSnap, _ *sim.Outbox) {
 			if in.Kind == sim.Restart {
@@ -499,6 +515,18 @@ var plantedBugs = []plantedBug{
 		}})}, "swarm", "WK-2/manager"},
 }
 
+// forgetOnRestart: a restarted agent loses what forget clears of each task it
+// restores from stable storage (a stable field not written, or not read back: F2).
+func forgetOnRestart(forget func(x *winkowski.Task)) plant {
+	return plant{agent: breakAgent(agentBreaker{post: func(a *winkowski.Agent, in sim.Input, _ []taskSnap, _ *sim.Outbox) {
+		if in.Kind == sim.Restart {
+			for _, x := range a.Tasks {
+				forget(x)
+			}
+		}
+	}})}
+}
+
 // dropSends: the agent does not send what drop selects.
 func dropSends(drop func(a *winkowski.Agent, in sim.Input, before []taskSnap, e sim.Envelope) bool) plant {
 	return plant{agent: breakAgent(agentBreaker{drop: drop})}
@@ -571,8 +599,8 @@ func TestPlantedBugsCaught(t *testing.T) {
 }
 
 // slowPlants are caught past the swarm's tenth seed (O1 blocked-ordering at 150,
-// WK-3 release at 178, K2 poll at 92, G1 rearm at 10).
-var slowPlants = []string{"no-alarm-ordering", "release-one", "no-poll", "no-g1-rearm"}
+// WK-3 release at 178, K2 poll at 92, G1 rearm at 10, F2 restart-competing at 112).
+var slowPlants = []string{"no-alarm-ordering", "release-one", "no-poll", "no-g1-rearm", "restart-forgets-blocking"}
 
 // TestPlantedBugsCoverRules: the table has a planted bug for every branched rule of
 // the rule map.
@@ -657,4 +685,61 @@ func TestGapsCaughtBySwarmAndPortfolio(t *testing.T) {
 			t.Logf("%s: %s — %s", c.what, prop, where)
 		}
 	}
+}
+
+// A durable agent's restart that loses any stable field of a task (choice F2) is a
+// class of bugs, not one bug: each variant below forgets one field of the restored
+// tasks, and the default swarm catches each — F2/agent-restart compares the agent
+// rebuilt from stable storage with the one the crash stopped, in runs whose
+// contention crashes (contend.go) restart tasks mid-protocol. Forgetting the
+// absolute predecessors is also caught by its consequence alone: WK-1/precedence
+// sees a task take a ticket ahead of a predecessor it found competing.
+func TestForgetOnRestartCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: sweeps of broken variants")
+	}
+	clearAbout := func(f func(k *winkowski.Knowledge)) func(x *winkowski.Task) {
+		return func(x *winkowski.Task) {
+			for k := range x.About {
+				f(&x.About[k])
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		forget func(x *winkowski.Task)
+	}{
+		{"forget-predecessors", clearAbout(func(k *winkowski.Knowledge) { k.Predecessors = nil })},
+		{"forget-blocking", clearAbout(func(k *winkowski.Knowledge) { k.Blocking = nil })},
+		{"forget-heard", func(x *winkowski.Task) { x.Heard = 0 }},
+		{"forget-destinations", func(x *winkowski.Task) { x.Dest = 0 }},
+		{"forget-alarm", func(x *winkowski.Task) { x.AlarmSet = false }},
+		{"forget-seen", func(x *winkowski.Task) { x.Seen = 0 }},
+		{"forget-unapplied", func(x *winkowski.Task) { x.Unacked = make([][]winkowski.Form, len(x.Unacked)) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prop, where := catchPlanted(t, plantedBug{name: "restart-" + c.name, plant: forgetOnRestart(c.forget), detector: "swarm"})
+			if !strings.HasPrefix(prop, "F2/agent-restart") {
+				t.Errorf("caught by %q, want F2/agent-restart (%s)", prop, where)
+				return
+			}
+			t.Logf("%s", where)
+		})
+	}
+	t.Run("precedence", func(t *testing.T) {
+		name := "restart-forget-predecessors"
+		if _, ok := plants[name]; !ok {
+			plants[name] = forgetOnRestart(clearAbout(func(k *winkowski.Knowledge) { k.Predecessors = nil }))
+		}
+		res, err := scenarios.Sweep(scenarios.SweepOptions{Scenario: "winkowski/planted", Params: map[string]string{"plant": name},
+			From: 1, To: 400, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.ByProperty["WK-1/precedence"]
+		if c == nil || c.Safety == 0 {
+			t.Fatalf("WK-1/precedence failed on no seed of 400 (%d seeds failed)", res.Failed)
+		}
+		t.Logf("WK-1/precedence failed on %d of 400 seeds (%d failed in all)", c.Safety, res.Failed)
+	})
 }

@@ -31,6 +31,12 @@ import (
 //	WK-1/predecessors,    its tasks (§3), the ticket given (§3, choices T1/E1), the
 //	WK-3/regress          absolute predecessors (§3), and withdrawing exactly when
 //	                      (p1)/(p3) fails by the task's knowledge (§2/§3)
+//	WK-1/precedence,      ... and, the simulator only (restartmon.go), across calls:
+//	F2/agent-restart      no task takes a ticket ranking ahead of an absolute
+//	                      predecessor it recorded (the monitor's record, not the
+//	                      task's) while that one still competes (§2), and a durable
+//	                      agent restarts with every stable field of its tasks as
+//	                      the crash left them (choice F2)
 //	WK-1/enter,           ... and the task's decisions (decisions.go): the end of the
 //	WK-3/progress,        entering phase (N1, E1), ordering and winning, the alarm
 //	WK-4/alarm,           clock and the blocking requests (G1), advancing forms (A1),

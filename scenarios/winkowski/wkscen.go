@@ -22,7 +22,8 @@
 // a bound after the faults settle) and WK-P4 (failure locality) on every run; runs of
 // the game also check, through the agent monitor (monitor.go) that wraps every agent,
 // the paper's rules for the agents' state, the tickets given (T1/E1), the absolute
-// predecessors and withdrawing exactly when (p1)/(p3) fails.
+// predecessors (also that no task outranks one it found competing: WK-1/precedence),
+// withdrawing exactly when (p1)/(p3) fails, and a restarted agent's stable state (F2).
 //
 // Faults: generated plans crash agents only (transiently — the agent resumes from
 // stable storage — or, with permanent > 0, for good), partition a minority of the
@@ -31,7 +32,9 @@
 // good of its middle agent, poolcrash one of a manager host; swarm draws every
 // intensity, Γ and the variant (restricted on a quarter of the seeds, without crashes
 // for good) from the seed, turns some crashes into crash-sends (the agent stops
-// part-way through a call's forms) and crashes manager hosts transiently (the game
+// part-way through a call's forms), on half of the seeds adds short crashes of agents
+// within the workload's contention window, so that tasks restart mid-protocol
+// (contend.go), and crashes manager hosts transiently (the game
 // resends and polls what they lose: K2, F3). Plans name agent nodes only, so one plan fits the
 // game and both baselines (whose managers are named differently); the one-way cuts the
 // generator draws are therefore between agents, which exchange no messages, and drop
@@ -763,7 +766,8 @@ func swarm(p *scenarios.Params, r *sim.Rand) (winkowski.Config, error) {
 // swarmPlan draws the swarm's faults: agent crashes (some of them crash-sends: the
 // agent stops part-way through a call's forms), crashes for good (not in the
 // restricted variant, which assumes no failures), partitions, spikes and skews, with
-// intensities drawn from the seed; and, for the game, transient crashes of manager
+// intensities drawn from the seed; on half of the seeds, short crashes of agents
+// within the workload's contention window (contend.go); and, for the game, transient crashes of manager
 // hosts (one down at a time; some cut a broadcast short), which the game survives by
 // resending and polling (K2, F3).
 func swarmPlan(b *scenarios.Build, k faultKnobs, agents []string, hosts func(int) string, cfg *winkowski.Config) (faults.Plan, error) {
@@ -773,8 +777,13 @@ func swarmPlan(b *scenarios.Build, k faultKnobs, agents []string, hosts func(int
 		limits.Permanent = 0
 	}
 	plan, err := faults.Generate(b.Seed, agents, faults.Swarm(b.Seed, limits))
-	if err != nil || !k.game {
+	if err != nil {
 		return plan, err
+	}
+	// Agents crashed and restarted while their tasks contend (contend.go).
+	plan = addContentionCrashes(b.Seed, plan, agents, limits.MaxDown, k.horizon, cfg)
+	if !k.game {
+		return plan, nil
 	}
 	var withPools []string
 	for c := range cfg.Agents {

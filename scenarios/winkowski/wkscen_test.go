@@ -372,9 +372,11 @@ func TestSwarmShowsDrawnGamma(t *testing.T) {
 // tasks of some jobs are created late and are still competing when the run ends,
 // before their bound ran out. WK-P3/WK-P4 judged them "never completed"; a task is
 // now judged once its deadline, max(creation, settled) + bound, has passed, and the
-// ones the run ended before are counted exempt (not yet due).
+// ones the run ended before are counted exempt (not yet due). Since the swarm draws
+// contention crashes (contend.go), seed 7007's tasks all finish before its end, and
+// 17016 is the only seed of 1-20000 with late tasks.
 func TestLateTasksNotYetDue(t *testing.T) {
-	for _, seed := range []uint64{7007, 17016} {
+	for _, seed := range []uint64{17016} {
 		rep, err := scenarios.RunName("winkowski/swarm", scenarios.Options{Seed: seed})
 		if err != nil {
 			t.Fatal(err)
