@@ -53,6 +53,9 @@ type Figure struct {
 	// 2 ms look like a gap).
 	LogX  bool `json:"logx,omitempty"`
 	LogY  bool `json:"logy,omitempty"`
+	// FreeY gives each panel (Facet) its own y range, for panels whose values differ
+	// by orders of magnitude (the default shares one range, so panels compare).
+	FreeY bool `json:"freey,omitempty"`
 	ZeroY bool `json:"zeroy,omitempty"`
 	// Fit draws each series' least-squares fit of a family the data are known to
 	// follow, and the legend says which: "line" (a + b·x), "quadratic" (a + b·x + c·x²)
@@ -419,22 +422,9 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 	if f.Legend == "" && f.Series != "" && len(idx) > 1 {
 		fc.heading = f.Series
 	}
-	// Shared ranges: every panel has the same axes.
+	// Shared ranges: every panel has the same axes (FreeY: its own y range).
 	xmin, xmax := xRange(data)
-	ymin, ymax := math.Inf(1), math.Inf(-1)
-	for _, s := range data {
-		for i := range s.Y {
-			if !f.LogY || s.Y[i] > 0 {
-				ymin, ymax = min(ymin, s.Y[i]), max(ymax, s.Y[i])
-			}
-			if s.Low != nil {
-				if !f.LogY || s.Low[i] > 0 {
-					ymin = min(ymin, s.Low[i])
-				}
-				ymax = max(ymax, s.High[i])
-			}
-		}
-	}
+	ymin, ymax := yRange(data, f.LogY)
 	cats := categories(data)
 	for _, c := range f.Curves {
 		if math.IsInf(xmin, 0) || f.Bars {
@@ -492,13 +482,19 @@ func (f *Figure) build(t *Table) (*figureCanvas, error) {
 				p.X.Min, p.X.Max = padRange(xmin, xmax, f.LogX, 0.04)
 			}
 		}
-		ranges()
 		var inFacet []SeriesData
 		for _, s := range data {
 			if s.Facet == facet {
 				inFacet = append(inFacet, s)
 			}
 		}
+		if f.FreeY && len(facets) > 1 {
+			ymin, ymax = yRange(inFacet, f.LogY)
+			if f.ZeroY && ymin > 0 {
+				ymin = 0
+			}
+		}
+		ranges()
 		for j, s := range inFacet {
 			i := idx[s.Name]
 			color, shape := SeriesColor(i), SeriesShape(i)
@@ -742,4 +738,24 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// yRange is the range of the series' values and intervals (positive ones only on a
+// log axis).
+func yRange(data []SeriesData, logY bool) (float64, float64) {
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for _, s := range data {
+		for i := range s.Y {
+			if !logY || s.Y[i] > 0 {
+				ymin, ymax = min(ymin, s.Y[i]), max(ymax, s.Y[i])
+			}
+			if s.Low != nil {
+				if !logY || s.Low[i] > 0 {
+					ymin = min(ymin, s.Low[i])
+				}
+				ymax = max(ymax, s.High[i])
+			}
+		}
+	}
+	return ymin, ymax
 }

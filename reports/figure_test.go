@@ -233,3 +233,24 @@ func TestMessageLabelsDoNotOverlap(t *testing.T) {
 		t.Fatalf("%d labels for 40 crowded messages: want some, not all", len(boxes))
 	}
 }
+
+// TestFreeYPanels: with FreeY each panel spans its own values; without, every panel
+// shares the range of all of them.
+func TestFreeYPanels(t *testing.T) {
+	tb := &Table{Columns: []string{"p", "x", "y"}, Rows: [][]string{
+		{"small", "1", "10"}, {"small", "2", "20"}, {"big", "1", "1000"}, {"big", "2", "5000"}}}
+	for _, free := range []bool{false, true} {
+		f := Figure{Name: "f", X: "x", Y: "y", Facet: "p", Lines: true, FreeY: free}
+		fc, err := f.build(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fc.panels) != 2 {
+			t.Fatalf("%d panels", len(fc.panels))
+		}
+		small := fc.panels[0].Y.Max
+		if free && small > 100 || !free && small < 5000 {
+			t.Fatalf("FreeY=%v: the small panel's y axis ends at %g", free, small)
+		}
+	}
+}

@@ -152,9 +152,9 @@ func run(out string, budget int, only string, workers, shrinkRuns int) error {
 		XLabel: "planted bug (see the table)", YLabel: "runs to the first failure", LogY: true, Points: true,
 		Caption: "Each planted bug's first failing run, uniform seeds against the guided sweep, same budget (missing points: not found within it). " + strings.Join(bugs.Notes, "; ") + "."}}
 	curves.Figures = []reports.Figure{{Name: "features-vs-runs", Title: "Features seen against runs", X: "runs", Y: "features",
-		Series: "sweep", Legend: "sweep", Facet: "protocol", FacetName: "protocol", Lines: true,
-		XLabel: "runs", YLabel: "distinct features (rule buckets, call shapes)",
-		Caption: "How fast each kind of sweep meets new behaviour, without a planted bug."}}
+		Series: "sweep", Legend: "sweep", Facet: "protocol", FacetName: "protocol", Lines: true, FreeY: true, ZeroY: true,
+		XLabel: "runs", YLabel: "features seen",
+		Caption: "How fast each kind of sweep meets new behaviour, without a planted bug: distinct features (rule buckets, handler-call shapes) seen after each run; each panel has its own scale."}}
 	for _, t := range []*reports.Table{bugs, shrink, curves} {
 		if err := t.WriteText(os.Stdout); err != nil {
 			return err
