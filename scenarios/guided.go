@@ -19,11 +19,17 @@ import (
 // something new — fired a rule no earlier run fired, fired one a new number of times
 // (AFL's hit-count buckets), or made a call of a new shape (a node, the input before and
 // this input, the rules it covered: a happens-before summary in the small, see
-// sim.Coverage.Features) — and draws half of its next runs by mutating the fault plan
+// sim.Coverage.Features) — and draws some of its next runs by mutating the fault plan
 // of a corpus run (shift, drop, duplicate or retarget a fault, turn a crash into a
 // crash-send, splice in another corpus run's faults, add a fresh one), replayed on that
-// run's seed so its topology and workload stay as they were; the other half are fresh
-// seeds, as in a uniform sweep.
+// run's seed so its topology and workload stay as they were; the others are fresh
+// seeds, as in a uniform sweep. How many: half at first, then by what each kind found
+// — the share of mutations follows the new features a mutated run met against those a
+// fresh run met, over the last generations (a two-armed bandit by probability matching,
+// in the spirit of Mallory's learned fault injection), between a tenth and nine tenths.
+// Where fresh seeds meet more (most of this repository's swarms, whose bugs wait for a
+// seed's topology and timing), the sweep spends most runs on them; where mutations
+// meet more, on those.
 //
 // It is deterministic: runs go in generations of GuidedBatch; a generation's plans are
 // drawn from the corpus as it stood after the previous one, from a stream of the sweep's
@@ -37,8 +43,28 @@ import (
 const GuidedBatch = 32
 
 // guidedMutateFrac is the share of a generation drawn by mutation once the corpus
-// holds a run.
-const guidedMutateFrac = 0.5
+// holds a run, before the sweep has seen what mutations find; guidedMinFrac and
+// guidedMaxFrac bound the learned share (each kind keeps being tried).
+const (
+	guidedMutateFrac = 0.5
+	guidedMinFrac    = 0.1
+	guidedMaxFrac    = 0.9
+)
+
+// shareArm is what one kind of run (mutated or fresh) found: runs and new features,
+// halved every generation so that the share follows the recent ones.
+type shareArm struct{ runs, found float64 }
+
+func (a shareArm) yield() float64 { return a.found / max(a.runs, 1) }
+
+// nextShare is the share of mutated runs in the next generation, from the two arms.
+func nextShare(mut, fresh shareArm) float64 {
+	m, f := mut.yield(), fresh.yield()
+	if mut.runs == 0 || m+f == 0 {
+		return guidedMutateFrac
+	}
+	return min(guidedMaxFrac, max(guidedMinFrac, m/(m+f)))
+}
 
 // GuidedStats is what a guided sweep learned, per run in order.
 type GuidedStats struct {
@@ -51,6 +77,8 @@ type GuidedStats struct {
 	Mutated int `json:"mutated"`
 	// FirstFailure is the index (1-based) of the first failing run, 0 if none.
 	FirstFailure int `json:"first_failure"`
+	// Shares is the share of mutated runs drawn for each generation after the first.
+	Shares []float64 `json:"shares,omitempty"`
 }
 
 type corpusEntry struct {
@@ -67,12 +95,13 @@ type guidedRun struct {
 
 // guidedSweep runs a guided sweep over the (shard's) range run of the sweep whole.
 func guidedSweep(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRange, limit int) (*GuidedStats, error) {
-	return guidedSweepFrac(sc, o, res, run, limit, guidedMutateFrac)
+	return guidedSweepFrac(sc, o, res, run, limit, guidedMutateFrac, true)
 }
 
-// guidedSweepFrac is guidedSweep with the share of mutated runs frac (0: a uniform
-// sweep that tracks the same features, for comparisons).
-func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRange, limit int, frac float64) (*GuidedStats, error) {
+// guidedSweepFrac is guidedSweep with the share of mutated runs frac, learned from
+// there when adapt is set (frac 0: a uniform sweep that tracks the same features, for
+// comparisons).
+func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRange, limit int, frac float64, adapt bool) (*GuidedStats, error) {
 	workers := o.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -91,7 +120,14 @@ func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRan
 	t := &tally{byProp: map[string]*ClassCounts{}}
 	var done, failed int64
 	nextFresh := run.From
+	var mutArm, freshArm shareArm
 	for base := uint64(0); base < count; base += GuidedBatch {
+		if adapt && base > 0 {
+			frac = nextShare(mutArm, freshArm)
+			st.Shares = append(st.Shares, frac)
+		}
+		mutArm.runs, mutArm.found = mutArm.runs/2, mutArm.found/2
+		freshArm.runs, freshArm.found = freshArm.runs/2, freshArm.found/2
 		if o.Interrupt != nil && o.Interrupt.Load() {
 			break
 		}
@@ -162,9 +198,16 @@ func guidedSweepFrac(sc *Scenario, o SweepOptions, res *SweepResult, run SeedRan
 			if batch[i].plan == nil && rep.Faults.Len() > 0 {
 				horizon = max(horizon, time.Duration(rep.Faults.Events[rep.Faults.Len()-1].At))
 			}
+			before := len(seen)
 			if isNew(rep.Result.Coverage, seen, rulesSeen) {
 				corpus = append(corpus, corpusEntry{seed: batch[i].seed, plan: rep.Faults, names: rep.Result.Names()})
 			}
+			arm := &freshArm
+			if batch[i].mutated {
+				arm = &mutArm
+			}
+			arm.runs++
+			arm.found += float64(len(seen) - before)
 			st.Features = append(st.Features, len(seen))
 			st.Rules = append(st.Rules, len(rulesSeen))
 			if o.Progress != nil {
@@ -463,7 +506,7 @@ func CompareGuided(scenario string, params map[string]string, budget int, stop b
 			return nil, &InputError{Err: err}
 		}
 		res := &SweepResult{Scenario: sc.Name, Params: ps.Values(), ByProperty: map[string]*ClassCounts{}, FailureLimit: 1}
-		st, err := guidedSweepFrac(sc, o, res, SeedRange{From: 1, To: uint64(budget)}, 1, frac)
+		st, err := guidedSweepFrac(sc, o, res, SeedRange{From: 1, To: uint64(budget)}, 1, frac, frac > 0)
 		if err != nil {
 			return nil, err
 		}
