@@ -51,8 +51,8 @@ type Figure struct {
 	// LogX and LogY use logarithmic axes; ZeroY starts the y axis at 0 (a quantity
 	// whose differences must be read against its size: an axis cut to 358–374 ms made
 	// 2 ms look like a gap).
-	LogX  bool `json:"logx,omitempty"`
-	LogY  bool `json:"logy,omitempty"`
+	LogX bool `json:"logx,omitempty"`
+	LogY bool `json:"logy,omitempty"`
 	// FreeY gives each panel (Facet) its own y range, for panels whose values differ
 	// by orders of magnitude (the default shares one range, so panels compare).
 	FreeY bool `json:"freey,omitempty"`
