@@ -26,7 +26,7 @@ import (
 func init() {
 	register(&command{
 		name:  "check",
-		args:  "[MODEL] [-p name=value]... [--config NAME] [--strategy bfs|dfs|random] [--workers N] [--max-states N] [--max-depth N] [--max-memory SIZE] [--seed N] [--walks N] [--fair] [--trace FILE] [--json] [--coverage] [--progress auto|always|never]",
+		args:  "[MODEL] [-p name=value]... [--config NAME] [--strategy bfs|dfs|random|swarm] [--store hashcompact|bitstate:SIZE] [--members N] [--shard i/n|auto] [--workers N] [--max-states N] [--max-depth N] [--max-memory SIZE] [--seed N] [--walks N] [--fair] [--trace FILE] [--json] [--coverage] [--progress auto|always|never]",
 		short: "model-check a model (with no -p: its portfolio of configurations); alone, list the models",
 		run:   cmdCheck,
 	})

@@ -29,12 +29,20 @@ func cmdMerge(e *env, args []string) error {
 	if len(pos) == 0 {
 		return usageErr("merge: missing shard files (usage: simrun merge %s)", c.args)
 	}
-	if isCheckResult(pos[0]) {
-		return mergeSwarmFiles(e, pos, *jsonPath)
+	// Each file is read once (a pipe cannot be read twice); the first says whether
+	// these are sweep shards or swarm members.
+	data := make([][]byte, len(pos))
+	for i, path := range pos {
+		if data[i], err = inputfile.Read(path, maxShardBytes); err != nil {
+			return usageErr("merge: %v", err)
+		}
+	}
+	if isCheckResult(data[0]) {
+		return mergeSwarmFiles(e, pos, data, *jsonPath)
 	}
 	parts := make([]*scenarios.SweepResult, len(pos))
 	for i, path := range pos {
-		if parts[i], err = readSweepResult(path); err != nil {
+		if parts[i], err = parseSweepResult(path, data[i]); err != nil {
 			return err
 		}
 	}
@@ -70,13 +78,8 @@ func cmdMerge(e *env, args []string) error {
 // kilobytes each).
 const maxShardBytes = 64 << 20
 
-// readSweepResult reads one shard file; anything unreadable or not a sweep result is
-// bad input.
-func readSweepResult(path string) (*scenarios.SweepResult, error) {
-	b, err := inputfile.Read(path, maxShardBytes)
-	if err != nil {
-		return nil, usageErr("merge: %v", err)
-	}
+// parseSweepResult parses one shard file; anything not a sweep result is bad input.
+func parseSweepResult(path string, b []byte) (*scenarios.SweepResult, error) {
 	r, err := scenarios.ParseSweepResult(b)
 	if err != nil {
 		return nil, usageErr("merge: %s: %s", path, oneLine(err.Error()))
@@ -84,13 +87,9 @@ func readSweepResult(path string) (*scenarios.SweepResult, error) {
 	return r, nil
 }
 
-// isCheckResult says whether path holds a check's --json result (a swarm member's)
-// rather than a sweep shard's; an unreadable file is left to the sweep path's errors.
-func isCheckResult(path string) bool {
-	b, err := inputfile.Read(path, maxShardBytes)
-	if err != nil {
-		return false
-	}
+// isCheckResult says whether a file holds a check's --json result (a swarm member's)
+// rather than a sweep shard's.
+func isCheckResult(b []byte) bool {
 	var head struct {
 		Model    string `json:"model"`
 		Scenario string `json:"scenario"`

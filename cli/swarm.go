@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/simrun-dev/simrun/internal/inputfile"
 	"github.com/simrun-dev/simrun/model"
 	"github.com/simrun-dev/simrun/scenarios"
 )
@@ -131,12 +130,14 @@ type swarmJSON struct {
 	Members int               `json:"members"`
 	Of      int               `json:"of"`
 	Missing []int             `json:"missing,omitempty"`
-	Outcome string            `json:"outcome"` // violated or sampled
-	// DistinctMin/Max are the members' distinct states; DistinctSum bounds the
-	// union from above (members overlap).
+	Outcome string            `json:"outcome"` // violation or sampled (as check's)
+	// Bounded names the members a bound (max-states, max-depth, max-memory) stopped,
+	// with the bound: "2/8 max-states".
+	Bounded []string `json:"bounded,omitempty"`
+	// DistinctMin/Max are the members' distinct states (each a lower bound of the
+	// reachable states).
 	DistinctMin int64 `json:"distinct_min"`
 	DistinctMax int64 `json:"distinct_max"`
-	DistinctSum int64 `json:"distinct_sum"`
 	// BitsBytes is each member's bit array; MissedMax the largest member's estimate of
 	// new states taken for seen ones.
 	BitsBytes  int64               `json:"bitstate_bytes"`
@@ -165,32 +166,55 @@ type swarmProperty struct {
 // mergeSwarm combines a swarm's members (names[i] names parts[i] in errors): they must
 // be members of one swarm — the same model, parameters and member count, each once.
 func mergeSwarm(parts []checkJSON, names []string) (*swarmJSON, error) {
-	first := parts[0]
-	_, n, err := memberOf(first.Swarm)
-	if err != nil {
-		return nil, usageErr("merge: %s: %v", names[0], err)
+	for k := range parts {
+		if _, _, err := memberOf(parts[k].Swarm); err != nil {
+			return nil, usageErr("merge: %s: %v", names[k], err)
+		}
+		if why := memberProblem(parts[k]); why != "" {
+			return nil, usageErr("merge: %s: %s", names[k], why)
+		}
 	}
-	sw := &swarmJSON{Model: first.Model, Params: first.Params, Of: n, Outcome: "sampled"}
+	// Member order, whatever the files' order (a glob sorts 10/12 before 2/12).
+	order := make([]int, len(parts))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		i, _, _ := memberOf(parts[a].Swarm)
+		j, _, _ := memberOf(parts[b].Swarm)
+		return i - j
+	})
+	sortedParts, sortedNames := make([]checkJSON, len(parts)), make([]string, len(parts))
+	for k, o := range order {
+		sortedParts[k], sortedNames[k] = parts[o], names[o]
+	}
+	parts, names = sortedParts, sortedNames
+	first := parts[0]
+	_, n, _ := memberOf(first.Swarm)
+	sw := &swarmJSON{Model: first.Model, Params: first.Params, Of: n, Outcome: "sampled", Violations: []swarmViolation{}}
 	if first.Bitstate != nil {
 		sw.BitsBytes = first.Bitstate.Bytes
 	}
 	seen := map[int]string{}
 	props := map[string]*swarmProperty{}
-	var order []string
+	var propOrder []string
 	covs := make([]*scenarios.Coverage, len(parts))
 	for k, c := range parts {
-		i, ni, err := memberOf(c.Swarm)
+		i, ni, _ := memberOf(c.Swarm)
 		switch {
-		case err != nil:
-			return nil, usageErr("merge: %s: %v", names[k], err)
 		case c.Model != first.Model || !mapsEqualStr(c.Params, first.Params):
-			return nil, usageErr("merge: %s checks %s %v, but %s checks %s %v: members of one swarm check one configuration", names[k], c.Model, c.Params, names[0], first.Model, first.Params)
+			return nil, usageErr("merge: %s checks %s %s, but %s checks %s %s: members of one swarm check one configuration", names[k], c.Model, paramsText(c.Params), names[0], first.Model, paramsText(first.Params))
 		case ni != n:
 			return nil, usageErr("merge: %s is a member of a swarm of %d, %s of %d", names[k], ni, names[0], n)
 		case seen[i] != "":
 			return nil, usageErr("merge: member %d/%d twice: %s and %s", i, n, seen[i], names[k])
-		case c.Bitstate == nil:
-			return nil, usageErr("merge: %s is not a bitstate search", names[k])
+		case c.Bitstate.Bytes != first.Bitstate.Bytes:
+			return nil, usageErr("merge: %s searched with a bit array of %s, %s with %s: members of one swarm use one size", names[k], formatBytes(c.Bitstate.Bytes), names[0], formatBytes(first.Bitstate.Bytes))
+		case c.Strategy != first.Strategy || c.Fair != first.Fair:
+			return nil, usageErr("merge: %s and %s searched differently (%s, fair %v; %s, fair %v)", names[k], names[0], c.Strategy, c.Fair, first.Strategy, first.Fair)
+		}
+		if c.Bound != "" {
+			sw.Bounded = append(sw.Bounded, c.Swarm+" "+c.Bound)
 		}
 		seen[i] = names[k]
 		sw.Members++
@@ -198,7 +222,6 @@ func mergeSwarm(parts []checkJSON, names []string) (*swarmJSON, error) {
 			sw.DistinctMin = c.Distinct
 		}
 		sw.DistinctMax = max(sw.DistinctMax, c.Distinct)
-		sw.DistinctSum += c.Distinct
 		sw.MissedMax = max(sw.MissedMax, c.Bitstate.Missed)
 		sw.CPUSeconds += c.CPUSeconds
 		if c.Violation != nil {
@@ -207,14 +230,14 @@ func mergeSwarm(parts []checkJSON, names []string) (*swarmJSON, error) {
 				v.Trace = *c.Trace
 			}
 			sw.Violations = append(sw.Violations, v)
-			sw.Outcome = "violated"
+			sw.Outcome = "violation"
 		}
 		for _, pr := range c.Properties {
 			sp, ok := props[pr.Name]
 			if !ok {
 				sp = &swarmProperty{Name: pr.Name, Kind: pr.Kind, Status: "unknown"}
 				props[pr.Name] = sp
-				order = append(order, pr.Name)
+				propOrder = append(propOrder, pr.Name)
 			}
 			switch {
 			case pr.Status == "failed":
@@ -235,13 +258,63 @@ func mergeSwarm(parts []checkJSON, names []string) (*swarmJSON, error) {
 		}
 	}
 	sw.Swarm = fmt.Sprintf("%d of %d members", sw.Members, n)
-	for _, name := range order {
+	for _, name := range propOrder {
 		sw.Properties = append(sw.Properties, *props[name])
 	}
+	var err error
 	if sw.Coverage, err = scenarios.MergeRuleCoverage(covs, func(i int) string { return names[i] }); err != nil {
 		return nil, usageErr("%s", oneLine(err.Error()))
 	}
 	return sw, nil
+}
+
+// memberProblem says what makes a member's result impossible ("" if nothing): a file
+// edited by hand, or not a bitstate search's.
+func memberProblem(c checkJSON) string {
+	i, _, _ := memberOf(c.Swarm)
+	switch {
+	case c.Bitstate == nil:
+		return "not a bitstate search (a swarm's members are)"
+	case c.Seed != uint64(i):
+		return fmt.Sprintf("member %s ran with seed %d, not %d", c.Swarm, c.Seed, i)
+	case c.Bitstate.Bytes <= 0 || c.Bitstate.HashFunctions <= 0 || !(c.Bitstate.Fill >= 0 && c.Bitstate.Fill <= 1) || !(c.Bitstate.Missed >= 0):
+		return "impossible bit-array figures"
+	case c.Distinct < 0 || c.Total < c.Distinct || !(c.CPUSeconds >= 0) || c.Depth < 0:
+		return fmt.Sprintf("impossible counts (distinct %d, total %d, CPU %g s, depth %d)", c.Distinct, c.Total, c.CPUSeconds, c.Depth)
+	case c.Outcome != "violation" && c.Outcome != "sampled" && c.Outcome != "bound reached":
+		return fmt.Sprintf("outcome %q (want violation, sampled or bound reached)", c.Outcome)
+	case (c.Outcome == "bound reached") != (c.Bound != ""):
+		return fmt.Sprintf("outcome %q with bound %q", c.Outcome, c.Bound)
+	case (c.Outcome == "violation") != (c.Violation != nil):
+		return fmt.Sprintf("outcome %q, but violation %v", c.Outcome, c.Violation != nil)
+	}
+	failed := 0
+	for _, pr := range c.Properties {
+		switch pr.Status {
+		case "unknown", "witnessed":
+		case "failed":
+			failed++
+			if c.Violation == nil || *c.Violation != pr.Name || c.Kind != pr.Kind {
+				return fmt.Sprintf("property %q failed, but the violation is another", pr.Name)
+			}
+		default:
+			return fmt.Sprintf("property %q: status %q (a bitstate search decides nothing: want unknown, witnessed or failed)", pr.Name, pr.Status)
+		}
+	}
+	if c.Violation != nil && (failed != 1 || c.Kind == "") {
+		return fmt.Sprintf("violation %q without its property", *c.Violation)
+	}
+	return ""
+}
+
+// paramsText writes parameters as -p would take them, sorted.
+func paramsText(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k+"="+p[k])
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
 }
 
 // memberOf reads a member's "i/n".
@@ -271,41 +344,51 @@ func mapsEqualStr(a, b map[string]string) bool {
 	return true
 }
 
-// writeSwarm prints a swarm's merged result and returns its exit: 1 when a member
-// found a violation, 4 otherwise (a bitstate search proves nothing).
+// writeSwarm prints a swarm's merged result and returns its exit.
 func writeSwarm(e *env, sw *swarmJSON, asJSON bool) error {
+	if err := writeSwarmOut(e, sw, asJSON); err != nil {
+		return err
+	}
+	return swarmExit(sw)
+}
+
+func writeSwarmOut(e *env, sw *swarmJSON, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(sw); err != nil {
-			return err
-		}
-	} else if err := writeSwarmText(e.stdout, sw); err != nil {
-		return err
+		return enc.Encode(sw)
 	}
+	return writeSwarmText(e.stdout, sw)
+}
+
+// swarmExit is a swarm's exit: 1 when a member found a violation, 4 otherwise (a
+// bitstate search proves nothing).
+func swarmExit(sw *swarmJSON) error {
 	if len(sw.Violations) > 0 {
 		v := sw.Violations[0]
 		return violated("%s: swarm: %d of the %d members found a violation; member %s: %s %s (replay: simrun replay %s)",
 			sw.Model, len(sw.Violations), sw.Members, v.Member, v.Kind, v.Property, scenarios.ShellQuote(v.Trace))
 	}
-	return inconclusive("%s: swarm: sampled by %s, no violation (bitstate searches prove nothing)", sw.Model, sw.Swarm)
+	why := ""
+	if len(sw.Bounded) > 0 {
+		why = fmt.Sprintf("; %d stopped at a bound", len(sw.Bounded))
+	}
+	return inconclusive("%s: swarm: sampled by %s%s, no violation (bitstate searches prove nothing)", sw.Model, sw.Swarm, why)
 }
 
 func writeSwarmText(w io.Writer, sw *swarmJSON) error {
 	ew := &swarmWriter{w: w}
-	keys := make([]string, 0, len(sw.Params))
-	for k := range sw.Params {
-		keys = append(keys, k+"="+sw.Params[k])
-	}
-	slices.Sort(keys)
-	fmt.Fprintf(ew, "model     %s  %s\n", sw.Model, strings.Join(keys, " "))
+	fmt.Fprintf(ew, "model     %s  %s\n", sw.Model, paramsText(sw.Params))
 	fmt.Fprintf(ew, "swarm     %s, each a bitstate search of %s with its own seed", sw.Swarm, formatBytes(sw.BitsBytes))
 	if len(sw.Missing) > 0 {
 		fmt.Fprintf(ew, " (missing: %s)", joinInts(sw.Missing))
 	}
-	fmt.Fprintf(ew, "\noutcome   %s\n", sw.Outcome)
-	fmt.Fprintf(ew, "states    %d–%d distinct per member, at most %d together (members overlap); each member took at most %.3g new states for seen ones\n",
-		sw.DistinctMin, sw.DistinctMax, sw.DistinctSum, sw.MissedMax)
+	fmt.Fprintf(ew, "\noutcome   %s", sw.Outcome)
+	if len(sw.Bounded) > 0 {
+		fmt.Fprintf(ew, "; %d members stopped at a bound before the end of their search: %s", len(sw.Bounded), strings.Join(sw.Bounded, ", "))
+	}
+	fmt.Fprintf(ew, "\nstates    %d–%d distinct per member; each member took at most %.3g new states for seen ones\n",
+		sw.DistinctMin, sw.DistinctMax, sw.MissedMax)
 	fmt.Fprintf(ew, "CPU       %.2fs in all\n", sw.CPUSeconds)
 	if len(sw.Violations) > 0 {
 		fmt.Fprintf(ew, "violations\n")
@@ -329,6 +412,7 @@ func writeSwarmText(w io.Writer, sw *swarmJSON) error {
 		fmt.Fprintln(ew)
 	}
 	if sw.Coverage != nil {
+		fmt.Fprintf(ew, "coverage  the members' rule coverage, summed (property coverage is each member's: --shard i/n --coverage)\n")
 		if err := sw.Coverage.WriteText(ew); err != nil {
 			return err
 		}
@@ -368,15 +452,12 @@ func readCheckMember(path string, data []byte) (checkJSON, error) {
 	return c, nil
 }
 
-// mergeSwarmFiles is merge over swarm members' results.
-func mergeSwarmFiles(e *env, paths []string, jsonPath string) error {
+// mergeSwarmFiles is merge over swarm members' results (data: the files' bytes).
+func mergeSwarmFiles(e *env, paths []string, data [][]byte, jsonPath string) error {
 	parts := make([]checkJSON, len(paths))
 	for i, p := range paths {
-		data, err := inputfile.Read(p, maxShardBytes)
-		if err != nil {
-			return usageErr("merge: %v", err)
-		}
-		if parts[i], err = readCheckMember(p, data); err != nil {
+		var err error
+		if parts[i], err = readCheckMember(p, data[i]); err != nil {
 			return err
 		}
 		parts[i].Properties = dropSteps(parts[i].Properties)
@@ -391,7 +472,13 @@ func mergeSwarmFiles(e *env, paths []string, jsonPath string) error {
 			return usageErr("merge: --json: %v", err)
 		}
 	}
-	return writeSwarm(e, sw, jsonPath == "-")
+	if err := writeSwarmOut(e, sw, jsonPath == "-"); err != nil {
+		return err
+	}
+	if jsonPath != "" && jsonPath != "-" {
+		fmt.Fprintf(e.stdout, "result    %s\n", jsonPath)
+	}
+	return swarmExit(sw)
 }
 
 // swarmWriter keeps the first write error.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,7 @@ func TestSwarmFindsPlantedBug(t *testing.T) {
 		t.Fatalf("swarm: exit %d, want 1\n%s%s", code, out, errs)
 	}
 	whole := swarmOf(t, out)
-	if whole.Members != 3 || whole.Of != 3 || len(whole.Violations) != 3 || whole.Outcome != "violated" || whole.DistinctMin <= 0 {
+	if whole.Members != 3 || whole.Of != 3 || len(whole.Violations) != 3 || whole.Outcome != "violation" || whole.DistinctMin <= 0 {
 		t.Fatalf("swarm: %+v", whole)
 	}
 	var files []string
@@ -138,5 +139,97 @@ func TestSwarmBadInput(t *testing.T) {
 	code, j, errs := checkJSONOut(t, "twophase", "-p", "rm=3", "--strategy", "swarm", "--shard", "auto", "--store", "bitstate:64KiB", "--json")
 	if code != exitInconclusive || j.Swarm != "2/4" || j.Seed != 2 {
 		t.Fatalf("--shard auto with SIMRUN_SHARD=2/4: exit %d, %+v\n%s", code, j, errs)
+	}
+}
+
+// TestSwarmMergeReview holds the merge of swarm members to what a review found: files
+// in any order give the members' order, a member of another array size, seed or an
+// impossible content is refused, members stopped at a bound are named, and the first
+// file may be a pipe (read once), for sweep shards too.
+func TestSwarmMergeReview(t *testing.T) {
+	dir := t.TempDir()
+	member := func(i, n int, extra ...string) string {
+		t.Helper()
+		args := append([]string{"twophase", "-p", "rm=3", "--strategy", "swarm", "--shard", fmt.Sprintf("%d/%d", i, n), "--store", "bitstate:4KiB", "--json"}, extra...)
+		_, j, errs := checkJSONOut(t, args...)
+		if j.Swarm == "" {
+			t.Fatalf("member %d/%d: %s", i, n, errs)
+		}
+		data, _ := json.Marshal(j)
+		f := filepath.Join(dir, fmt.Sprintf("m%d-%s.json", i, strings.Join(extra, "")))
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	var files []string
+	for i := 1; i <= 12; i++ {
+		files = append(files, member(i, 12))
+	}
+	glob := slices.Clone(files)
+	slices.Sort(glob) // m1, m10, m11, m12, m2, ...: a shell glob's order
+	_, a, _ := cli(t, append([]string{"merge", "--json", "-"}, files...)...)
+	_, b, _ := cli(t, append([]string{"merge", "--json", "-"}, glob...)...)
+	if swarmOf(t, a).Members != 12 || a != b {
+		t.Fatalf("the files' order changed the merge:\n%s\n%s", a, b)
+	}
+	code, _, _ := cli(t, "check", "twophase", "-p", "rm=3", "--strategy", "swarm", "--members", "12", "--store", "bitstate:4KiB", "--json")
+	_, whole, _ := cli(t, "check", "twophase", "-p", "rm=3", "--strategy", "swarm", "--members", "12", "--store", "bitstate:4KiB", "--json")
+	x, _ := json.Marshal(swarmOf(t, whole))
+	y, _ := json.Marshal(swarmOf(t, b))
+	if code != exitInconclusive || string(x) != string(y) {
+		t.Fatalf("merged members differ from the swarm in one process:\n%s\n%s", x, y)
+	}
+	// another array size; a member stopped at a bound
+	other := filepath.Join(dir, "big.json")
+	_, j, _ := checkJSONOut(t, "twophase", "-p", "rm=3", "--strategy", "swarm", "--shard", "2/12", "--store", "bitstate:8KiB", "--json")
+	data, _ := json.Marshal(j)
+	os.WriteFile(other, data, 0o644)
+	oneLineErr(t, "members of one swarm use one size", "merge", files[0], other)
+	bounded := member(2, 12, "--max-states", "10")
+	code, out, _ := cli(t, "merge", files[0], bounded)
+	if code != exitInconclusive || !strings.Contains(out, "stopped at a bound") || !strings.Contains(out, "2/12 max-states") {
+		t.Fatalf("a bounded member: exit %d\n%s", code, out)
+	}
+	// edited members
+	edit := func(name string, f func(*checkJSON)) string {
+		var c checkJSON
+		raw, _ := os.ReadFile(files[1])
+		json.Unmarshal(raw, &c)
+		f(&c)
+		data, _ := json.Marshal(c)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, data, 0o644)
+		return p
+	}
+	oneLineErr(t, "ran with seed 7, not 2", "merge", files[0], edit("seed.json", func(c *checkJSON) { c.Seed = 7 }))
+	oneLineErr(t, "impossible counts", "merge", files[0], edit("neg.json", func(c *checkJSON) { c.Distinct = -5 }))
+	oneLineErr(t, "impossible bit-array figures", "merge", files[0], edit("bits.json", func(c *checkJSON) { c.Bitstate.Bytes = -1 }))
+	oneLineErr(t, "failed, but the violation is another", "merge", files[0], edit("failed.json", func(c *checkJSON) { c.Properties[0].Status = "failed" }))
+	oneLineErr(t, "but violation", "merge", files[0], edit("vio.json", func(c *checkJSON) { v := "Nope"; c.Violation = &v }))
+	// a pipe first: read once, for swarm members and for sweep shards
+	pipe := func(path string) string {
+		data, _ := os.ReadFile(path)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		go func() { w.Write(data); w.Close() }()
+		return fmt.Sprintf("/dev/fd/%d", r.Fd())
+	}
+	if code, out, errs := cli(t, "merge", pipe(files[0]), files[1]); code != exitInconclusive {
+		t.Fatalf("merge of a pipe and a member: exit %d\n%s%s", code, out, errs)
+	}
+	var shards []string
+	for i := 1; i <= 2; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		if code, out, errs := cli(t, "sweep", "demo/happy", "--seeds", "1-4", "--shard", fmt.Sprintf("%d/2", i), "--json", f); code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, errs)
+		}
+		shards = append(shards, f)
+	}
+	if code, out, errs := cli(t, "merge", pipe(shards[0]), shards[1]); code != 0 {
+		t.Fatalf("merge of a pipe and a shard: exit %d\n%s%s", code, out, errs)
 	}
 }
