@@ -110,6 +110,9 @@ func checkSwarm(e *env, m *model.Model, params map[string]string, configName str
 	if err != nil {
 		return err
 	}
+	if cf.coverage && sw.Coverage == nil && !cf.asJSON {
+		defer fmt.Fprintf(e.stdout, "coverage  %s declares no protocol rules; property coverage is each member's (--shard i/n --coverage)\n", m.Name)
+	}
 	return writeSwarm(e, sw, cf.asJSON)
 }
 

@@ -133,6 +133,9 @@ func TestSwarmBadInput(t *testing.T) {
 	} {
 		oneLineErr(t, c.want, c.args...)
 	}
+	if _, out, _ := cli(t, "check", "twophase", "-p", "rm=3", "--strategy", "swarm", "--members", "2", "--store", "bitstate:4KiB", "--coverage"); !strings.Contains(out, "twophase declares no protocol rules") {
+		t.Fatalf("--coverage on a model without rules says nothing:\n%s", out)
+	}
 	t.Setenv("SIMRUN_SHARD", "")
 	oneLineErr(t, "--shard auto: no shard in the environment", "check", "twophase", "--strategy", "swarm", "--shard", "auto")
 	t.Setenv("SIMRUN_SHARD", "2/4")
