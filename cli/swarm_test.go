@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simrun-dev/simrun/internal/procmem"
 )
 
 // swarmOf strips what differs between two runs of one swarm (CPU time, trace paths).
@@ -234,5 +236,25 @@ func TestSwarmMergeReview(t *testing.T) {
 	}
 	if code, out, errs := cli(t, "merge", pipe(shards[0]), shards[1]); code != 0 {
 		t.Fatalf("merge of a pipe and a shard: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestSwarmPeakIsOneMember: members run one after another, and each gives its bit
+// array back before the next takes one, so the swarm's peak memory is about one
+// member's (it was two arrays: 2.2 GB for 1 GiB members).
+func TestSwarmPeakIsOneMember(t *testing.T) {
+	const array = 256 << 20
+	u, err := procmem.Measure(func() error {
+		code, out, errs := cli(t, "check", "twophase", "-p", "rm=3", "--strategy", "swarm", "--members", "4", "--store", "bitstate:256MiB")
+		if code != exitInconclusive {
+			return fmt.Errorf("exit %d\n%s%s", code, out, errs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := u.Peak - u.Base; grew > array*3/2 {
+		t.Fatalf("4 members of %d MiB: the process grew by %d MiB (sampled %v): more than one array at a time", array>>20, grew>>20, u.Sampled)
 	}
 }
