@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -210,7 +211,7 @@ func mergeSwarm(parts []checkJSON, names []string) (*swarmJSON, error) {
 	for k, c := range parts {
 		i, ni, _ := memberOf(c.Swarm)
 		switch {
-		case c.Model != first.Model || !mapsEqualStr(c.Params, first.Params):
+		case c.Model != first.Model || !maps.Equal(c.Params, first.Params):
 			return nil, usageErr("merge: %s checks %s %s, but %s checks %s %s: members of one swarm check one configuration", names[k], c.Model, paramsText(c.Params), names[0], first.Model, paramsText(first.Params))
 		case ni != n:
 			return nil, usageErr("merge: %s is a member of a swarm of %d, %s of %d", names[k], ni, names[0], n)
@@ -338,18 +339,6 @@ func memberOf(s string) (i, n int, err error) {
 		return 0, 0, fmt.Errorf("swarm member %q: at most %d members", s, maxSwarmMembers)
 	}
 	return i, n, nil
-}
-
-func mapsEqualStr(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // writeSwarm prints a swarm's merged result and returns its exit.

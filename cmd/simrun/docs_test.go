@@ -462,39 +462,41 @@ func checkMutate(bin, root, cmd string) string {
 // checkBugpass runs a bug pass's command with -dry (every patch must apply to this
 // tree; the pass itself takes half an hour per protocol).
 func checkBugpass(root, cmd string) string {
-	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./tools/bugpass "))
+	out, err := goRunTool(root, "bugpass", cmd, "-dry")
+	if err != nil || !strings.Contains(out, " patches apply") {
+		return fmt.Sprintf("-dry: %v: %s", err, lastLineOf(out))
+	}
+	return ""
+}
+
+// goRunTool runs the documented command of ./tools/NAME (its comment cut) with extra
+// arguments, from the repository root.
+func goRunTool(root, name, cmd string, extra ...string) (string, error) {
+	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./tools/"+name+" "))
 	if i := slices.Index(args, "#"); i >= 0 {
 		args = args[:i]
 	}
-	run := exec.Command("go", append([]string{"run", "./tools/bugpass"}, append(args, "-dry")...)...)
+	run := exec.Command("go", append([]string{"run", "./tools/" + name}, append(args, extra...)...)...)
 	run.Dir = root
 	out, err := run.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte(" patches apply")) {
-		return fmt.Sprintf("-dry: %v: %s", err, lastLineOf(string(out)))
-	}
-	return ""
+	return string(out), err
 }
 
 // checkGuidedeval runs the guided-sweep measurement scaled down: one protocol, 10
 // runs per sweep, 20 candidate runs per shrink, its page written under dir.
 func checkGuidedeval(root, dir, cmd string) string {
-	args := strings.Fields(strings.TrimPrefix(cmd, "go run ./tools/guidedeval "))
-	if i := slices.Index(args, "#"); i >= 0 {
-		args = args[:i]
-	}
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
+	fields := strings.Fields(cmd)
+	for i := 0; i+1 < len(fields); i++ {
+		switch fields[i] {
 		case "-out":
-			args[i+1] = filepath.Join(dir, args[i+1])
+			fields[i+1] = filepath.Join(dir, fields[i+1])
 		case "-budget":
-			args[i+1] = "10"
+			fields[i+1] = "10"
 		}
 	}
-	run := exec.Command("go", append([]string{"run", "./tools/guidedeval"}, append(args, "-only", "saga", "-shrink-runs", "20")...)...)
-	run.Dir = root
-	out, err := run.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("median ratio")) {
-		return fmt.Sprintf("guidedeval: %v: %s", err, lastLineOf(string(out)))
+	out, err := goRunTool(root, "guidedeval", strings.Join(fields, " "), "-only", "saga", "-shrink-runs", "20")
+	if err != nil || !strings.Contains(out, "median ratio") {
+		return fmt.Sprintf("guidedeval: %v: %s", err, lastLineOf(out))
 	}
 	return ""
 }
