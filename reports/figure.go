@@ -354,18 +354,35 @@ func (f *Figure) Overlaps(t *Table) [][2]string {
 		return nil
 	}
 	data := Merged(raw)
-	lo, hi := math.Inf(1), math.Inf(-1)
+	// 1 % of the scale the reader sees: the figure's, or with FreeY each panel's.
+	tols := map[string]float64{}
 	for _, s := range data {
-		for _, y := range s.Y {
-			lo, hi = min(lo, y), max(hi, y)
+		key := ""
+		if f.FreeY {
+			key = s.Facet
 		}
+		if _, ok := tols[key]; ok {
+			continue
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, o := range data {
+			if !f.FreeY || o.Facet == s.Facet {
+				for _, y := range o.Y {
+					lo, hi = min(lo, y), max(hi, y)
+				}
+			}
+		}
+		tols[key] = (hi - lo) * 0.01
 	}
-	tol := (hi - lo) * 0.01
 	var out [][2]string
 	for i, a := range data {
 		for _, b := range data[i+1:] {
 			if a.Facet != b.Facet || !slices.Equal(a.X, b.X) || len(a.X) == 0 {
 				continue
+			}
+			tol := tols[""]
+			if f.FreeY {
+				tol = tols[a.Facet]
 			}
 			close := true
 			for k := range a.Y {

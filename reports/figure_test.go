@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,6 +252,21 @@ func TestFreeYPanels(t *testing.T) {
 		small := fc.panels[0].Y.Max
 		if free && small > 100 || !free && small < 5000 {
 			t.Fatalf("FreeY=%v: the small panel's y axis ends at %g", free, small)
+		}
+	}
+	// Two series 5 apart in the small panel coincide on the shared scale (1 % of
+	// 4 990) but not on the panel's own (1 % of 15); the big panel's equal ones always.
+	two := &Table{Columns: []string{"p", "x", "a", "b"}, Rows: [][]string{
+		{"small", "1", "10", "15"}, {"small", "2", "20", "25"}, {"big", "1", "1000", "1000"}, {"big", "2", "5000", "5000"}}}
+	for _, free := range []bool{false, true} {
+		f := Figure{Name: "f", X: "x", Ys: []YSeries{{Name: "a", Y: "a"}, {Name: "b", Y: "b"}}, Facet: "p", Lines: true, FreeY: free}
+		o := f.Overlaps(two)
+		smallPair := slices.ContainsFunc(o, func(p [2]string) bool { return p[0] == "a" && p[1] == "b" })
+		if !smallPair {
+			t.Fatalf("FreeY=%v: the big panel's equal series are not named as overlapping: %v", free, o)
+		}
+		if n := len(o); free && n != 1 || !free && n != 2 {
+			t.Fatalf("FreeY=%v: %d overlapping pairs %v", free, n, o)
 		}
 	}
 }
